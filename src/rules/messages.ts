@@ -1,0 +1,269 @@
+/**
+ * The single catalogue of user-facing text: every rule code, its full
+ * Kubernetes field-error message and its compact warning (≤ 120 characters).
+ * docs/messages.md documents each code; a test keeps the two in sync.
+ */
+import type { IPFamily } from './ip.js';
+
+export const WELL_KNOWN_ROUTABILITY = ['External', 'Cluster'] as const;
+
+interface Params {
+  RoutabilityUnsupported: { value: unknown; reason: 'syntax' | 'tooLong' | 'notString' };
+  RoutabilityNotAllowed: { value: string; allowed: readonly string[] };
+  AddressesMalformed: { value: unknown; expected: string };
+  AddressValueInvalid: { value: unknown; routability: string };
+  ClusterAddressOutsideServiceRange: {
+    value: string;
+    ranges: string;
+    missingFamily?: IPFamily;
+    terminating?: string;
+  };
+  ClusterAddressReserved: { value: string; kind: 'network' | 'broadcast'; cidr: string };
+  ClusterAddressAllocated: { value: string; holder: string };
+  ExternalAddressInsideServiceRange: { value: string; cidr: string; unset: boolean };
+  ExternalHostnameInClusterDomain: { value: string; suffix: string; unset: boolean };
+  RoutabilityMismatch: { routability: string; unset: boolean; requestedBy?: string; requested: readonly string[] };
+  AddressesAssignedInconsistent:
+    | { problem: 'pair'; status: string; reason: string }
+    | { problem: 'programmed'; programmed: string }
+    | { problem: 'message' };
+  ClusterAddressGloballyRoutable: { value: string };
+  StatusDefaultedExternal: { value: string; why: 'range' | 'hostname' };
+  UnchangedEntryRatcheted: { codes: readonly string[] };
+}
+
+export type RuleCode = keyof Params;
+export type ParamsOf<C extends RuleCode> = Params[C];
+
+interface Entry<P> {
+  /** `violation`: denies (or warns, per policy); `warning`: never denies. */
+  readonly severity: 'violation' | 'warning';
+  /** Where the rule runs. */
+  readonly lists: readonly ('spec' | 'status')[];
+  /** The full field-error sentence, without the apiserver's "denied the request" prefix. */
+  readonly message: (field: string, p: P) => string;
+  /** The compact form used as an admission warning. */
+  readonly warning: (field: string, p: P) => string;
+  /** One rendering for docs/messages.md and its sync test. */
+  readonly example: { readonly field: string; readonly params: P };
+}
+
+/** Go's %q for strings, JSON for everything else, capped so a hostile value cannot flood a message. */
+export function quote(value: unknown, max = 256): string {
+  let text: string;
+  if (typeof value === 'string') text = JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
+  else if (value === undefined) text = 'null';
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+    if (text.length > max) text = `${text.slice(0, max)}...`;
+  }
+  return text;
+}
+
+/** Shortens a value for a warning line. */
+function short(value: unknown): string {
+  return quote(value, 40);
+}
+
+const SUPPORTED = '"External", "Cluster", or a domain-prefixed value such as "example.com/CorpWan"';
+
+/** Help for the slips people really make: case, and GEP-1651's Public/Private. */
+export function routabilityHint(value: string): string | undefined {
+  const lower = value.toLowerCase();
+  for (const known of WELL_KNOWN_ROUTABILITY) if (lower === known.toLowerCase()) return `did you mean "${known}"?`;
+  if (lower === 'public') return 'GEP-1651\'s "Public" is "External" in GEP-5093';
+  if (lower === 'private')
+    return 'GEP-1651\'s "Private" has no portable equivalent: use "Cluster" for a ClusterIP, or a domain-prefixed value';
+  return undefined;
+}
+
+function unsetNote(unset: boolean): string {
+  return unset ? ' (unset, which means External)' : '';
+}
+
+/** Keeps a warning within the budget the apiserver passes on intact. */
+export const WARNING_MAX = 120;
+export function clampWarning(text: string): string {
+  return text.length <= WARNING_MAX ? text : `${text.slice(0, WARNING_MAX - 3)}...`;
+}
+
+export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
+  RoutabilityUnsupported: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) => {
+      if (p.reason === 'tooLong') return `${field}: Too long: may not be more than 253 bytes`;
+      if (p.reason === 'notString') return `${field}: Invalid value: ${quote(p.value)}: must be a string: ${SUPPORTED}`;
+      const hint = typeof p.value === 'string' ? routabilityHint(p.value) : undefined;
+      return `${field}: Unsupported value: ${quote(p.value)}: supported values: ${SUPPORTED}${hint ? `; ${hint}` : ''}`;
+    },
+    warning: (field, p) => {
+      const hint = typeof p.value === 'string' ? routabilityHint(p.value) : undefined;
+      const what = p.reason === 'tooLong' ? 'longer than 253 bytes' : `unsupported ${short(p.value)}`;
+      return `${field}: routability ${what}${hint ? `; ${hint}` : ''}`;
+    },
+    example: { field: 'spec.addresses[0].routability', params: { value: 'cluster', reason: 'syntax' } },
+  },
+  RoutabilityNotAllowed: {
+    severity: 'violation',
+    lists: ['spec'],
+    message: (field, p) =>
+      `${field}: Unsupported value: ${quote(p.value)}: this cluster allows only: ${['External', 'Cluster', ...p.allowed].map((v) => quote(v)).join(', ')}`,
+    warning: (field, p) => `${field}: routability ${short(p.value)} is not on this cluster's allow-list`,
+    example: {
+      field: 'spec.addresses[0].routability',
+      params: { value: 'example.com/Partner', allowed: ['example.com/CorpWan'] },
+    },
+  },
+  AddressesMalformed: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) => `${field}: Invalid value: ${quote(p.value, 64)}: must be ${p.expected}`,
+    warning: (field, p) => `${field}: must be ${p.expected}`,
+    example: { field: 'spec.addresses[0]', params: { value: 'Cluster', expected: 'an object with type, value and routability' } },
+  },
+  AddressValueInvalid: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: must be a valid IPv4 or IPv6 address (no leading zeros, no zone) for routability ${p.routability}`,
+    warning: (field, p) => `${field}: ${short(p.value)} is not a valid IP address`,
+    example: { field: 'spec.addresses[0].value', params: { value: '10.096.0.10', routability: 'Cluster' } },
+  },
+  ClusterAddressOutsideServiceRange: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) => {
+      let detail = `routability Cluster requires an address inside the service range (${p.ranges})`;
+      if (p.missingFamily) detail += `, and the cluster has no ${p.missingFamily} service range`;
+      if (p.terminating) detail += `; ${p.terminating} is being deleted and takes no new addresses`;
+      return `${field}: Invalid value: ${quote(p.value)}: ${detail}`;
+    },
+    warning: (field, p) =>
+      p.terminating
+        ? `${field}: Cluster address ${short(p.value)} is only in ${p.terminating}, which is being deleted`
+        : `${field}: Cluster address ${short(p.value)} is outside the service range`,
+    example: {
+      field: 'spec.addresses[1].value',
+      params: { value: '10.0.0.5', ranges: '10.96.0.0/12, fd00:10:96::/112' },
+    },
+  },
+  ClusterAddressReserved: {
+    severity: 'violation',
+    lists: ['spec'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: is the ${p.kind} address of service range ${p.cidr}, which is never allocated; choose another address in the range`,
+    warning: (field, p) => `${field}: ${short(p.value)} is the ${p.kind} address of ${p.cidr}`,
+    example: { field: 'spec.addresses[0].value', params: { value: '10.96.0.0', kind: 'network', cidr: '10.96.0.0/12' } },
+  },
+  ClusterAddressAllocated: {
+    severity: 'violation',
+    lists: ['spec'],
+    message: (field, p) => `${field}: Invalid value: ${quote(p.value)}: already allocated to ${p.holder}`,
+    warning: (field, p) => `${field}: ${short(p.value)} is already allocated to ${p.holder}`,
+    example: {
+      field: 'spec.addresses[0].value',
+      params: { value: '10.96.0.10', holder: 'services/kube-system/kube-dns' },
+    },
+  },
+  ExternalAddressInsideServiceRange: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: routability External${unsetNote(p.unset)} requires an address outside the service range (${p.cidr}); use routability Cluster for a ClusterIP`,
+    warning: (field, p) =>
+      `${field}: External${p.unset ? ' (unset)' : ''} address ${short(p.value)} is inside service range ${p.cidr}`,
+    example: {
+      field: 'status.addresses[0].value',
+      params: { value: '10.96.0.42', cidr: '10.96.0.0/12', unset: true },
+    },
+  },
+  ExternalHostnameInClusterDomain: {
+    severity: 'violation',
+    lists: ['spec', 'status'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: routability External${unsetNote(p.unset)} cannot use a hostname under ${p.suffix}, which resolves only inside the cluster; use routability Cluster`,
+    warning: (field, p) => `${field}: External${p.unset ? ' (unset)' : ''} hostname is under ${p.suffix}`,
+    example: {
+      field: 'spec.addresses[0].value',
+      params: { value: 'gw.apps.svc.cluster.local', suffix: '.svc.cluster.local', unset: false },
+    },
+  },
+  RoutabilityMismatch: {
+    severity: 'violation',
+    lists: ['status'],
+    message: (field, p) => {
+      const requested = p.requestedBy
+        ? `${p.requestedBy} requested routability ${p.requested.join(', ')} for this address`
+        : `no spec address requests routability ${p.routability} (requested: ${p.requested.join(', ')})`;
+      return `${field}: Invalid value: ${quote(p.routability)}${unsetNote(p.unset)}: ${requested}; an implementation must not substitute a different scope`;
+    },
+    warning: (field, p) =>
+      p.requestedBy
+        ? `${field}: ${p.routability} substitutes the ${p.requested.join(', ')} that ${p.requestedBy} requested`
+        : `${field}: ${p.routability} was not requested (spec asks for ${p.requested.join(', ')})`,
+    example: {
+      field: 'status.addresses[0].routability',
+      params: { routability: 'External', unset: false, requestedBy: 'spec.addresses[0]', requested: ['Cluster'] },
+    },
+  },
+  AddressesAssignedInconsistent: {
+    severity: 'violation',
+    lists: ['status'],
+    message: (field, p) => {
+      switch (p.problem) {
+        case 'pair':
+          return `${field}: Invalid value: ${quote(p.reason)}: condition AddressesAssigned with status ${quote(p.status)} must be True/Assigned, False/PartiallyAssigned or False/NotAssigned`;
+        case 'programmed':
+          return `${field}: Invalid value: "NotAssigned": AddressesAssigned=False/NotAssigned requires condition Programmed=False with reason AddressNotAssigned (found ${p.programmed})`;
+        case 'message':
+          return `${field}: Required value: AddressesAssigned=False/PartiallyAssigned must list the unsatisfied address entries in its message`;
+      }
+    },
+    warning: (field, p) => {
+      switch (p.problem) {
+        case 'pair':
+          return `${field}: AddressesAssigned ${short(p.status)}/${short(p.reason)} is not a valid pair`;
+        case 'programmed':
+          return `${field}: NotAssigned needs Programmed=False/AddressNotAssigned (found ${p.programmed})`;
+        case 'message':
+          return `${field}: PartiallyAssigned needs a message listing the unsatisfied entries`;
+      }
+    },
+    example: {
+      field: 'status.conditions[2].reason',
+      params: { problem: 'pair', status: 'True', reason: 'PartiallyAssigned' },
+    },
+  },
+  ClusterAddressGloballyRoutable: {
+    severity: 'warning',
+    lists: ['spec', 'status'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: a Cluster address SHOULD NOT be globally routable (GEP-5093)`,
+    warning: (field, p) => `${field}: Cluster address ${short(p.value)} is globally routable; GEP-5093 says it SHOULD NOT be`,
+    example: { field: 'spec.addresses[0].value', params: { value: '203.0.113.7' } },
+  },
+  StatusDefaultedExternal: {
+    severity: 'warning',
+    lists: ['status'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: routability was defaulted to External, but the address ${p.why === 'range' ? 'is inside the service range' : 'is a cluster-domain hostname'}; report routability Cluster`,
+    warning: (field, p) =>
+      `${field}: routability defaulted to External, but ${short(p.value)} ${p.why === 'range' ? 'is in the service range' : 'is a cluster-domain name'}`,
+    example: { field: 'status.addresses[0]', params: { value: '10.96.0.42', why: 'range' } },
+  },
+  UnchangedEntryRatcheted: {
+    severity: 'warning',
+    lists: ['spec', 'status'],
+    message: (field, p) =>
+      `${field}: unchanged entry allowed although it now fails ${p.codes.join(', ')}; it will be checked when it changes`,
+    warning: (field, p) => `${field}: unchanged, so allowed, but it now fails ${p.codes.join(', ')}`,
+    example: { field: 'spec.addresses[0]', params: { codes: ['ClusterAddressOutsideServiceRange'] } },
+  },
+};
+
+export const RULE_CODES = Object.keys(CATALOGUE) as RuleCode[];

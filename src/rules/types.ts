@@ -1,0 +1,74 @@
+import type { FieldPath } from './field-path.js';
+import { CATALOGUE, clampWarning, type ParamsOf, type RuleCode } from './messages.js';
+import type { ServiceRanges } from './networks.js';
+
+export type Policy = 'enforce' | 'warn';
+
+/** Who holds an allocated ClusterIP, from the cluster's IPAddress objects. */
+export interface IPAddressHolder {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Looks up the holder of a canonical IP; undefined when nothing holds it. */
+export interface AllocatedIPs {
+  holderOf(canonicalIP: string): IPAddressHolder | undefined;
+}
+
+/** Everything the rules depend on besides the request: no I/O behind any of it. */
+export interface RuleContext {
+  readonly ranges: ServiceRanges;
+  readonly clusterDomain: string;
+  /** Domain-prefixed values allowed; undefined allows any well-formed one. */
+  readonly allowedRoutability?: ReadonlySet<string> | undefined;
+  readonly specPolicy: Policy;
+  readonly statusPolicy: Policy;
+  /** Allocated ClusterIPs; undefined skips ClusterAddressAllocated. */
+  readonly allocatedIPs?: AllocatedIPs | undefined;
+}
+
+/** The parts of an admission request the rules read, without the envelope. */
+export interface GatewayRequest {
+  readonly operation: string;
+  readonly subResource?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+  readonly object: unknown;
+  readonly oldObject?: unknown;
+}
+
+export interface Finding {
+  readonly code: RuleCode;
+  readonly field: FieldPath;
+  readonly severity: 'violation' | 'warning';
+  /** Full Kubernetes field-error sentence. */
+  readonly message: string;
+  /** Compact form (≤ 120 characters) for admission warnings. */
+  readonly warning: string;
+}
+
+export function finding<C extends RuleCode>(code: C, field: FieldPath, params: ParamsOf<C>): Finding {
+  const entry = CATALOGUE[code];
+  const path = field.toString();
+  return {
+    code,
+    field,
+    severity: entry.severity,
+    message: entry.message(path, params),
+    warning: clampWarning(entry.warning(path, params)),
+  };
+}
+
+export type Record_ = Readonly<Record<string, unknown>>;
+
+/** A plain JSON object, or undefined: arrays and primitives are not records. */
+export function asRecord(value: unknown): Record_ | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record_) : undefined;
+}
+
+/** Reads an own property only, so `constructor` or `__proto__` keys never reach Object.prototype. */
+export function own(record: Record_ | undefined, key: string): unknown {
+  return record !== undefined && Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
+}
