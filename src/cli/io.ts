@@ -1,0 +1,29 @@
+/** The streams and environment a command runs with: passed in, so tests need no process mocks. */
+export interface CommandIO {
+  readonly stdin: NodeJS.ReadableStream;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+/** Exit codes shared by every command. */
+export const EXIT_OK = 0;
+export const EXIT_VIOLATIONS = 1;
+export const EXIT_USAGE = 2;
+
+export async function readAll(stream: NodeJS.ReadableStream, limit = 64 * 1024 * 1024): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buf.length;
+    if (size > limit) throw new Error(`input is larger than ${limit} bytes`);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function writeLine(stream: NodeJS.WritableStream, text: string): void {
+  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+}
