@@ -45,6 +45,7 @@ genCA is random.
 
 {{/* caBundle for the webhook configurations (base64 PEM); empty in certManager mode. */}}
 {{- define "grw.tls.caBundle" -}}
+{{- include "grw.validate" . -}}
 {{- if eq .Values.tls.mode "helm" -}}
 {{- index (include "grw.tls.helmMaterial" . | fromYaml) "ca.crt" -}}
 {{- else if eq .Values.tls.mode "existingSecret" -}}
