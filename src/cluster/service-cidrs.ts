@@ -1,0 +1,163 @@
+/**
+ * The service ranges from the cluster's ServiceCIDR objects (networking.k8s.io
+ * v1, else v1beta1), watched live. The rules get one ServiceRanges built per
+ * change, never per request.
+ */
+import { NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { ServiceRanges, type ServiceCidrInput } from '../rules/networks.js';
+import type { ClusterMetrics } from './metrics.js';
+import type { RangeSource } from './types.js';
+import { startResourceWatch, type BackoffOptions } from './watch.js';
+
+export const SERVICE_CIDR_FLAG_HINT = 'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the cluster’s service range';
+
+/** The parts of a ServiceCIDR (v1 or v1beta1, typed or raw JSON) this module reads. */
+export interface ServiceCIDRObject extends KubernetesObject {
+  spec?: { cidrs?: readonly string[] | undefined };
+  status?: { conditions?: readonly { type?: string; status?: string; reason?: string }[] | undefined };
+}
+
+/** Being deleted: a deletionTimestamp, or the Ready condition False with reason Terminating. */
+export function isTerminating(obj: ServiceCIDRObject): boolean {
+  if (obj.metadata?.deletionTimestamp) return true;
+  return (obj.status?.conditions ?? []).some(
+    (c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'Terminating',
+  );
+}
+
+/** Every spec.cidrs entry of every object, sorted for a stable identity. */
+export function serviceCidrInputs(objects: readonly ServiceCIDRObject[]): ServiceCidrInput[] {
+  const inputs: ServiceCidrInput[] = [];
+  const sorted = [...objects].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  for (const obj of sorted) {
+    const terminating = isTerminating(obj);
+    for (const cidr of obj.spec?.cidrs ?? []) if (typeof cidr === 'string') inputs.push({ cidr, terminating });
+  }
+  return inputs;
+}
+
+/**
+ * The union of the objects' CIDRs. A CIDR the apiserver accepted but this
+ * parser refuses is left out and reported, rather than losing every range.
+ */
+export function rangesFromServiceCidrs(objects: readonly ServiceCIDRObject[]): {
+  ranges: ServiceRanges;
+  skipped: string[];
+} {
+  const kept: ServiceCidrInput[] = [];
+  const skipped: string[] = [];
+  for (const input of serviceCidrInputs(objects)) {
+    const one = ServiceRanges.parse([input]);
+    if (one.ok) kept.push(input);
+    else skipped.push(one.error);
+  }
+  const all = ServiceRanges.parse(kept);
+  return { ranges: all.ok ? all.ranges : ServiceRanges.empty, skipped };
+}
+
+/** List calls for ServiceCIDRs per API version. */
+export function serviceCidrLister(kc: KubeConfig): (version: string) => Promise<KubernetesListObject<ServiceCIDRObject>> {
+  const v1 = kc.makeApiClient(NetworkingV1Api);
+  const v1beta1 = kc.makeApiClient(NetworkingV1beta1Api);
+  return async (version) => {
+    const list = version === 'v1' ? await v1.listServiceCIDR() : await v1beta1.listServiceCIDR();
+    return list as KubernetesListObject<ServiceCIDRObject>;
+  };
+}
+
+export interface ServiceCidrWatchOptions {
+  readonly kc: KubeConfig;
+  /** Where the credentials came from and the server, for logs and /readyz. */
+  readonly description: string;
+  readonly logger: Logger;
+  readonly metrics: ClusterMetrics;
+  readonly backoff?: Partial<BackoffOptions>;
+  /** Extra detail merged into describe() (e.g. the IPAddress watch). */
+  readonly extraDetail?: () => Readonly<Record<string, unknown>>;
+}
+
+export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSource {
+  const log = opts.logger;
+  let ranges: ServiceRanges | undefined;
+  let reportedSkips = '';
+
+  const update = (): void => {
+    const objects = watch.objects();
+    if (!objects) return;
+    const next = rangesFromServiceCidrs(objects);
+    const skips = next.skipped.join('; ');
+    if (skips !== '' && skips !== reportedSkips) log.warn({ skipped: next.skipped }, 'ServiceCIDR entries ignored');
+    reportedSkips = skips;
+    const before = ranges?.key();
+    const after = next.ranges.key();
+    if (before === after) return;
+    ranges = next.ranges;
+    opts.metrics.serviceRanges.reset();
+    for (const r of next.ranges.all)
+      opts.metrics.serviceRanges.set({ cidr: r.cidr, terminating: String(r.terminating) }, 1);
+    log.info(
+      {
+        source: 'ServiceCIDR',
+        apiVersion: watch.apiVersion(),
+        old: before === undefined ? null : before || '(none)',
+        new: after || '(none)',
+        objects: objects.length,
+      },
+      before === undefined ? 'service ranges from the cluster’s ServiceCIDRs' : 'service ranges changed',
+    );
+  };
+
+  const watch = startResourceWatch<ServiceCIDRObject>({
+    kc: opts.kc,
+    group: 'networking.k8s.io',
+    resource: 'servicecidrs',
+    versions: ['v1', 'v1beta1'],
+    list: serviceCidrLister(opts.kc),
+    onChange: update,
+    onAbsent: () =>
+      log.error(
+        { server: opts.description },
+        `the cluster serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1): ${SERVICE_CIDR_FLAG_HINT}`,
+      ),
+    logger: log,
+    metrics: opts.metrics,
+    ...(opts.backoff ? { backoff: opts.backoff } : {}),
+  });
+
+  const usable = (): ServiceRanges | undefined => (ranges && !ranges.isEmpty ? ranges : undefined);
+
+  return {
+    current: usable,
+    readiness: () => {
+      if (usable()) return { ready: true };
+      const state = watch.state();
+      if (state === 'stopped') return { ready: false, reason: 'the ServiceCIDR watch is stopped' };
+      if (state === 'absent')
+        return {
+          ready: false,
+          reason: `the cluster serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1; Kubernetes 1.31+ needed): ${SERVICE_CIDR_FLAG_HINT}`,
+        };
+      if (ranges)
+        return {
+          ready: false,
+          reason: `the cluster has no ServiceCIDR objects: ${SERVICE_CIDR_FLAG_HINT}`,
+        };
+      const error = watch.lastError();
+      return {
+        ready: false,
+        reason: `waiting for first list of ServiceCIDRs from ${opts.description}${error ? ` (last attempt: ${error}; retrying)` : ''}`,
+      };
+    },
+    describe: () => ({
+      source: 'cluster ServiceCIDR objects',
+      cluster: opts.description,
+      ranges: ranges?.all.filter((r) => !r.terminating).map((r) => r.cidr) ?? [],
+      terminating: ranges?.all.filter((r) => r.terminating).map((r) => r.cidr) ?? [],
+      watch: watch.health(),
+      ...opts.extraDetail?.(),
+    }),
+    close: () => watch.stop(),
+  };
+}
