@@ -56,8 +56,9 @@ function convert(name: string, def: FlagDefinition, raw: string | boolean | stri
       const text = String(raw);
       const n = Number(text);
       const max = def.kind === 'port' ? 65535 : Number.MAX_SAFE_INTEGER;
-      if (!/^\d+$/.test(text) || n > max || (def.kind === 'port' && n === 0))
-        return { ok: false, error: `${from}: must be ${def.kind === 'port' ? 'a port from 1 to 65535' : 'a whole number'}, got "${text}"` };
+      // Port 0 asks the kernel for a free port (tests); the bound port is logged.
+      if (!/^\d+$/.test(text) || n > max)
+        return { ok: false, error: `${from}: must be ${def.kind === 'port' ? 'a port from 0 to 65535' : 'a whole number'}, got "${text}"` };
       return { ok: true, value: n };
     }
     case 'string': {
@@ -259,7 +260,7 @@ export function parseServeConfig(argv: readonly string[], env: Readonly<Record<s
     return { ok: false, error: '--tls-cert-file and --tls-private-key-file must be given together' };
   if (cert === undefined && !dev)
     return { ok: false, error: '--tls-cert-file and --tls-private-key-file are required (or use --dev for generated certificates)' };
-  if (f['port'] === f['health-port']) return { ok: false, error: '--port and --health-port must differ' };
+  if (f['port'] === f['health-port'] && f['port'] !== 0) return { ok: false, error: '--port and --health-port must differ' };
   return {
     ok: true,
     value: Object.freeze({
@@ -278,4 +279,36 @@ export function parseServeConfig(argv: readonly string[], env: Readonly<Record<s
       dev,
     }),
   };
+}
+
+export const CERTS_FLAGS = {
+  'out-dir': { kind: 'string', default: 'certs', description: 'Folder to write ca.crt, ca.key, tls.crt and tls.key into.' },
+  service: { kind: 'string', default: 'gateway-routability-webhook', description: 'Service name the apiserver calls.' },
+  namespace: { kind: 'string', default: 'default', description: 'Namespace of that Service.' },
+  'cluster-domain': { kind: 'string', default: 'cluster.local', description: 'Cluster DNS domain for the long SAN.' },
+  'extra-san': { kind: 'list', description: 'More DNS names or IPs to include.' },
+  days: { kind: 'integer', default: 365, description: 'Validity in days.' },
+  force: { kind: 'boolean', default: false, description: 'Overwrite existing files.' },
+} as const satisfies FlagDefinitions;
+
+export const REVIEW_FLAGS = {
+  ...RULE_FLAGS,
+  webhook: {
+    kind: 'string',
+    default: 'validate',
+    choices: ['validate', 'mutate'],
+    description: 'Which webhook answers: validate (POST /validate) or mutate (POST /mutate).',
+  },
+} as const satisfies FlagDefinitions;
+
+/** `--help` text for a command, from its flag definitions. */
+export function helpText(command: string, summary: string, defs: FlagDefinitions): string {
+  const lines = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
+  for (const [name, def] of Object.entries(defs)) {
+    const flag = `${def.short ? `-${def.short}, ` : ''}--${name}${def.kind === 'boolean' ? '' : ' VALUE'}`;
+    const dflt = def.default === undefined || def.default === false ? '' : ` (default: ${String(def.default)})`;
+    const env = def.noEnv ? '' : ` [${envName(name)}]`;
+    lines.push(`  ${flag.padEnd(34)} ${def.description}${dflt}${env}`);
+  }
+  return lines.join('\n');
 }

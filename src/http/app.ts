@@ -1,0 +1,172 @@
+/**
+ * The webhook's HTTP layer: transport → decode → rules → encode, built
+ * without listening so tests can `inject()` into it. Dependencies come in.
+ */
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import Fastify, { LogController } from 'fastify';
+import type { Logger } from 'pino';
+import { answerReview } from '../admission/answer.js';
+import { createReviewDecoder } from '../admission/decode.js';
+import { ruleContext, type RuleSettings } from '../config.js';
+import type { ClusterSources } from '../cluster/types.js';
+import type { ServiceRanges } from '../rules/networks.js';
+import type { RuleContext } from '../rules/types.js';
+import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
+import { HttpError, readJsonBody } from './body.js';
+import type { ServerMetrics } from './metrics.js';
+
+export interface AppDeps {
+  readonly config: RuleSettings & { readonly maxBodyBytes: number };
+  readonly logger: Logger;
+  readonly sources: ClusterSources;
+  readonly metrics: ServerMetrics;
+  /** TLS options; absent in tests that only inject. */
+  readonly https?: HttpsServerOptions;
+  /** True once shutdown started: answers then carry `Connection: close`. */
+  readonly closing?: () => boolean;
+}
+
+// The apiserver's webhook client keeps idle keep-alive connections for up to
+// 90 s (Go's http.Transport IdleConnTimeout). If the server closed idle
+// connections first, a request sent just as the server closes would fail, so
+// the server waits longer than the client: 120 s.
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+// The longest webhook timeout the apiserver allows is 30 s; a request still
+// arriving after that has been given up on.
+export const REQUEST_TIMEOUT_MS = 30_000;
+// Headers of a real review arrive at once; a client dribbling them is cut off.
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+/** `?timeout=10s` as the apiserver sends it, in milliseconds. */
+export function parseTimeoutParam(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^(\d{1,4})s$/.exec(value);
+  return m ? Number(m[1]) * 1000 : undefined;
+}
+
+export function buildApp(deps: AppDeps) {
+  const { logger, metrics, sources, config } = deps;
+  const decode = createReviewDecoder();
+  const limits = { maxBytes: config.maxBodyBytes, drainBytes: 64 * 1024 * 1024, drainMs: 5_000 };
+
+  // One RuleContext per ranges/allocations snapshot, not per request.
+  let cached: { ranges: ServiceRanges; ctx: RuleContext } | undefined;
+  const contextNow = (): RuleContext | undefined => {
+    const ranges = sources.ranges.current();
+    if (!ranges) return undefined;
+    if (cached?.ranges !== ranges) cached = { ranges, ctx: ruleContext(config, ranges, sources.allocatedIPs) };
+    return cached.ctx;
+  };
+
+  const app = Fastify({
+    loggerInstance: logger,
+    // One line per review is written below, never Fastify's two per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Shutdown: requests on open connections are still answered (with Connection: close);
+    // a 503 would fail the apiserver's call and fall to failurePolicy for no reason.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    bodyLimit: config.maxBodyBytes,
+    ...(deps.https
+      ? {
+          https: {
+            ...deps.https,
+            minVersion: 'TLSv1.2',
+            headersTimeout: HEADERS_TIMEOUT_MS,
+            // Check header/request timeouts every second, not every 30 s (Node's default).
+            connectionsCheckingInterval: 1_000,
+          } as HttpsServerOptions,
+        }
+      : {}),
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    const length = request.headers['content-length'];
+    readJsonBody(payload, length === undefined ? undefined : Number(length), limits, done);
+  });
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(new HttpError(400, 'Content-Type must be application/json'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; closeConnection?: boolean }, request, reply) => {
+    const status = err.statusCode === 413 ? 413 : err.statusCode && err.statusCode < 500 ? 400 : 500;
+    if (status === 500) logger.error({ err, url: request.url }, 'unexpected error handling a request');
+    else logger.warn({ status, reason: err.message, url: request.url.split('?')[0] }, 'rejected request');
+    if (err.closeConnection || status === 413) void reply.header('connection', 'close');
+    const route = request.url.split('?')[0]?.slice(1);
+    if (route === 'validate' || route === 'mutate')
+      metrics.requests.inc({ webhook: route, operation: 'unknown', outcome: 'error', code: String(status) });
+    void reply
+      .code(status)
+      .type('application/json')
+      .send({ error: status === 500 ? 'internal error' : err.message });
+  });
+
+  if (deps.closing) {
+    const closing = deps.closing;
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (closing()) void reply.header('connection', 'close');
+      return payload;
+    });
+  }
+
+  for (const name of Object.keys(WEBHOOKS) as WebhookName[]) {
+    const webhook = WEBHOOKS[name];
+    app.post(`/${name}`, async (request, reply) => {
+      const started = process.hrtime.bigint();
+      metrics.inflight.inc();
+      try {
+        const ctx = contextNow();
+        if (!ctx) {
+          const reason = sources.ranges.readiness().reason ?? 'service ranges unknown';
+          metrics.requests.inc({ webhook: name, operation: 'unknown', outcome: 'error', code: '503' });
+          return reply.code(503).type('application/json').send({ error: `not ready: ${reason}` });
+        }
+        const answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
+        if (!answer.ok) {
+          logger.warn({ uid: answer.uid, webhook: name, reason: answer.error }, 'undecodable review');
+          metrics.requests.inc({ webhook: name, operation: 'unknown', outcome: 'error', code: '400' });
+          return reply.code(400).type('application/json').send({ error: answer.error });
+        }
+        const { request: review, outcome } = answer;
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const outcomeLabel = outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
+        metrics.requests.inc({ webhook: name, operation: review.operation, outcome: outcomeLabel, code: '200' });
+        metrics.duration.observe({ webhook: name }, seconds);
+        for (const code of outcome.codes) metrics.violations.inc({ rule: code });
+        const budget = parseTimeoutParam((request.query as Record<string, unknown>)['timeout']);
+        logger.info(
+          {
+            uid: review.uid,
+            webhook: name,
+            kind: review.kind.kind,
+            version: review.kind.version,
+            namespace: review.namespace,
+            name: review.name,
+            operation: review.operation,
+            subResource: review.subResource || undefined,
+            dryRun: review.dryRun || undefined,
+            decision: outcomeLabel,
+            codes: outcome.codes.length > 0 ? outcome.codes : undefined,
+            durationMs: Math.round(seconds * 1e6) / 1e3,
+            ...(budget !== undefined && seconds * 1000 > budget ? { overTimeout: true } : {}),
+          },
+          'review',
+        );
+        return reply.code(200).type('application/json').send(JSON.stringify(answer.review));
+      } finally {
+        metrics.inflight.dec();
+      }
+    });
+  }
+  return app;
+}
+
+export type WebhookApp = ReturnType<typeof buildApp>;

@@ -1,0 +1,152 @@
+/**
+ * Serving certificates: loaded from files, checked, and reloaded without a
+ * restart when they change. Kubernetes updates a Secret volume by swapping a
+ * `..data` symlink in the folder, which a watch on the file itself can miss,
+ * so the folder is watched and the files are also polled.
+ */
+import { createHash, X509Certificate, createPrivateKey } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly clientCaFile?: string | undefined;
+}
+
+export interface TlsMaterial {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly ca: Buffer | undefined;
+  readonly notAfter: Date;
+  readonly subject: string;
+  /** Hash of all the files' bytes: a change of any of them is a new material. */
+  readonly digest: string;
+}
+
+/** Reads and checks the files; throws an Error with a one-line reason. */
+export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
+  const read = async (path: string, what: string) => {
+    try {
+      return await readFile(path);
+    } catch (err) {
+      throw new Error(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  const cert = await read(files.certFile, 'certificate');
+  const key = await read(files.keyFile, 'private key');
+  const ca = files.clientCaFile ? await read(files.clientCaFile, 'client CA') : undefined;
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch {
+    throw new Error(`${files.certFile} holds no PEM certificate`);
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new Error(`${files.keyFile} holds no PEM private key`);
+  }
+  if (!x509.checkPrivateKey(privateKey))
+    throw new Error(`${files.keyFile} does not match the certificate in ${files.certFile}`);
+  if (ca) {
+    try {
+      new X509Certificate(ca);
+    } catch {
+      throw new Error(`${files.clientCaFile} holds no PEM certificate`);
+    }
+  }
+  const digest = createHash('sha256').update(cert).update(key).update(ca ?? '').digest('hex');
+  return { cert, key, ca, notAfter: new Date(x509.validTo), subject: x509.subject, digest };
+}
+
+export interface CertificateWatcher {
+  readonly current: () => TlsMaterial;
+  readonly stop: () => void;
+  /** Re-reads the files now (the watcher and poller call this too). */
+  readonly reload: () => Promise<void>;
+}
+
+/**
+ * Watches the folders of the files and polls them; calls `apply` with each new,
+ * valid material. A half-written or mismatched pair is logged and retried at the
+ * next event or poll, while the previous certificate keeps serving.
+ */
+export function watchCertificates(
+  files: TlsFiles,
+  initial: TlsMaterial,
+  apply: (material: TlsMaterial) => void,
+  logger: Logger,
+  pollMs = 10_000,
+): CertificateWatcher {
+  let current = initial;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  const reloadOnce = async () => {
+    let next: TlsMaterial;
+    try {
+      next = await loadTlsMaterial(files);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'certificate reload failed; still serving the previous one');
+      return;
+    }
+    if (next.digest === current.digest) return;
+    apply(next);
+    logger.info(
+      { subject: next.subject, notAfter: next.notAfter.toISOString(), previousNotAfter: current.notAfter.toISOString() },
+      'serving certificate reloaded',
+    );
+    current = next;
+  };
+
+  // Serialise reloads: a burst of events runs at most one reload plus one more.
+  const reload = async (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await reloadOnce();
+      } while (again);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  let debounce: NodeJS.Timeout | undefined;
+  const onEvent = () => {
+    if (debounce) clearTimeout(debounce);
+    debounce = setTimeout(() => void reload(), 100);
+    debounce.unref();
+  };
+  const folders = new Set([dirname(files.certFile), dirname(files.keyFile), ...(files.clientCaFile ? [dirname(files.clientCaFile)] : [])]);
+  const watchers: FSWatcher[] = [];
+  for (const folder of folders) {
+    try {
+      const w = watch(folder, { persistent: false }, onEvent);
+      w.on('error', (err) => logger.warn({ folder, err: err.message }, 'certificate folder watch failed; polling continues'));
+      watchers.push(w);
+    } catch (err) {
+      logger.warn({ folder, err: (err as Error).message }, 'cannot watch certificate folder; polling only');
+    }
+  }
+  const poller = setInterval(() => void reload(), pollMs);
+  poller.unref();
+
+  return {
+    current: () => current,
+    reload,
+    stop: () => {
+      clearInterval(poller);
+      if (debounce) clearTimeout(debounce);
+      for (const w of watchers) w.close();
+    },
+  };
+}

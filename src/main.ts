@@ -1,0 +1,144 @@
+/**
+ * Composition only: config → logger → sources → app → listen → shutdown.
+ * Nothing here decides anything about Gateways.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server as TlsServer } from 'node:tls';
+import pino, { type Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { generateCertificates } from './certs/generate.js';
+import { selectClusterSources } from './cluster/select.js';
+import type { ServeConfig } from './config.js';
+import { buildApp } from './http/app.js';
+import { buildHealthApp } from './http/health.js';
+import { createServerMetrics } from './http/metrics.js';
+import { loadTlsMaterial, watchCertificates, type TlsFiles, type TlsMaterial } from './http/tls.js';
+
+export interface ServerHandle {
+  readonly port: number;
+  readonly healthPort: number;
+  /** Readiness false, stop accepting, finish in-flight requests, release everything. */
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Logger {
+  const options = { level: config.logLevel, base: { app: 'routability-webhook' } };
+  if (config.dev) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } });
+  return pino(options);
+}
+
+/** `serve --dev`: use the folder's certificates, generating them once when missing. */
+async function devCertificates(certDir: string, logger: Logger): Promise<TlsFiles> {
+  const files = { certFile: join(certDir, 'tls.crt'), keyFile: join(certDir, 'tls.key') };
+  if (existsSync(files.certFile) && existsSync(files.keyFile)) return files;
+  await mkdir(certDir, { recursive: true });
+  const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'default' });
+  await writeFile(join(certDir, 'ca.crt'), generated.caCert);
+  await writeFile(files.certFile, generated.cert);
+  await writeFile(files.keyFile, generated.key, { mode: 0o600 });
+  logger.info({ certDir, sans: [...generated.dnsNames, ...generated.ipAddresses] }, 'generated dev certificates');
+  return files;
+}
+
+function httpsOptions(material: TlsMaterial) {
+  return {
+    key: material.key,
+    cert: material.cert,
+    ...(material.ca ? { ca: material.ca, requestCert: true, rejectUnauthorized: true } : {}),
+  };
+}
+
+/** Listens on all interfaces, IPv6 and IPv4 where the kernel has IPv6, else IPv4 only. */
+async function listenAnywhere(app: { listen(opts: { port: number; host: string }): Promise<string> }, port: number) {
+  try {
+    await app.listen({ port, host: '::' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EAFNOSUPPORT' && (err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL')
+      throw err;
+    await app.listen({ port, host: '0.0.0.0' });
+  }
+}
+
+export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = createServerMetrics(registry);
+
+  const files: TlsFiles =
+    config.tlsCertFile && config.tlsPrivateKeyFile
+      ? { certFile: config.tlsCertFile, keyFile: config.tlsPrivateKeyFile, clientCaFile: config.clientCaFile }
+      : { ...(await devCertificates(config.certDir, logger)), clientCaFile: config.clientCaFile };
+  const material = await loadTlsMaterial(files);
+  metrics.certificateExpiry.set(material.notAfter.getTime() / 1000);
+
+  const sources = await selectClusterSources({ config, logger, registry });
+  let closing = false;
+  const app = buildApp({ config, logger, sources, metrics, https: httpsOptions(material), closing: () => closing });
+  const certificates = watchCertificates(
+    files,
+    material,
+    (next) => {
+      (app.server as unknown as TlsServer).setSecureContext({ ...httpsOptions(next), minVersion: 'TLSv1.2' });
+      metrics.certificateExpiry.set(next.notAfter.getTime() / 1000);
+    },
+    logger,
+  );
+
+  const health = buildHealthApp({
+    registry,
+    checks: [
+      { name: 'shutdown', check: () => (closing ? { ok: false, reason: 'shutting down' } : { ok: true }) },
+      {
+        name: 'certificate',
+        check: () =>
+          certificates.current().notAfter.getTime() > Date.now()
+            ? { ok: true }
+            : { ok: false, reason: `serving certificate expired at ${certificates.current().notAfter.toISOString()}` },
+      },
+      {
+        name: 'service-ranges',
+        check: () => {
+          const r = sources.ranges.readiness();
+          return { ok: r.ready, reason: r.reason };
+        },
+      },
+    ],
+    detail: () => ({
+      serviceRanges: sources.ranges.describe(),
+      certificate: { subject: certificates.current().subject, notAfter: certificates.current().notAfter.toISOString() },
+      allocatedIPs: sources.allocatedIPs ? (sources.allocatedIPs.ready() ? 'synced' : 'syncing') : 'off',
+    }),
+  });
+
+  try {
+    await listenAnywhere(app, config.port);
+    await listenAnywhere(health, config.healthPort);
+  } catch (err) {
+    certificates.stop();
+    await Promise.allSettled([app.close(), health.close(), sources.close()]);
+    throw err;
+  }
+  const port = (app.server.address() as AddressInfo).port;
+  const healthPort = (health.server.address() as AddressInfo).port;
+  logger.info(
+    { port, healthPort, mtls: Boolean(files.clientCaFile), certificateNotAfter: material.notAfter.toISOString() },
+    'listening',
+  );
+
+  return {
+    port,
+    healthPort,
+    close: async () => {
+      closing = true;
+      certificates.stop();
+      // Fastify's close stops accepting, closes idle keep-alive connections and
+      // waits for in-flight requests; responses meanwhile carry Connection: close.
+      await app.close();
+      await health.close();
+      await sources.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The two Gateway webhooks: admission requests in, Outcomes out. This is the
+ * only place that knows both the AdmissionReview protocol and the rules.
+ */
+import { ALLOWED_UNTOUCHED, type Outcome } from '../admission/outcome.js';
+import type { AdmissionRequest } from '../admission/review.js';
+import { mutateGateway, validateGateway } from '../rules/index.js';
+import type { RuleContext } from '../rules/types.js';
+
+export type WebhookName = 'validate' | 'mutate';
+export type Webhook = (request: AdmissionRequest, ctx: RuleContext) => Outcome;
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/** Gateways in v1 or v1beta1 (same schema); with matchPolicy Equivalent both arrive. */
+export function isGatewayRequest(request: AdmissionRequest): boolean {
+  return request.resource.group === GATEWAY_GROUP && request.resource.resource === 'gateways';
+}
+
+function gatewayRequest(request: AdmissionRequest) {
+  return {
+    operation: request.operation,
+    subResource: request.subResource,
+    namespace: request.namespace,
+    name: request.name,
+    object: request.object,
+    oldObject: request.oldObject,
+  };
+}
+
+export const validateReview: Webhook = (request, ctx) => {
+  if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
+  const result = validateGateway(gatewayRequest(request), ctx);
+  const codes = [
+    ...new Set([...result.violations, ...result.warned, ...result.ratcheted, ...result.notices].map((f) => f.code)),
+  ];
+  const common = { warnings: result.warnings, auditAnnotations: result.auditAnnotations, codes };
+  if (result.allowed) return { kind: 'allowed', ...common };
+  return {
+    kind: 'denied',
+    message: result.message,
+    causes: result.violations.map((f) => ({ field: f.field.toString(), message: f.message })),
+    ...common,
+  };
+};
+
+export const mutateReview: Webhook = (request, ctx) => {
+  if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
+  const result = mutateGateway(gatewayRequest(request), ctx);
+  const defaulted = result.patch.length;
+  return {
+    kind: 'patched',
+    patch: result.patch,
+    warnings: result.notices.map((f) => f.warning),
+    auditAnnotations: defaulted > 0 ? { 'defaulted-routability': String(defaulted) } : {},
+    codes: [...new Set(result.notices.map((f) => f.code))],
+  };
+};
+
+export const WEBHOOKS: Readonly<Record<WebhookName, Webhook>> = { validate: validateReview, mutate: mutateReview };
