@@ -1,0 +1,83 @@
+// helm TLS mode keeps its CA and certificate across upgrades by reading the existing Secret back
+// with `lookup`. `helm template --dry-run=server` performs real lookups; a tiny in-process fake
+// apiserver answers the two requests it makes (discovery of v1, then GET of the Secret).
+import { X509Certificate } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FULLNAME, NAMESPACE, helm, helmBinary, one, parseManifests, templateArgs } from './helm.js';
+
+const { skipReason } = helmBinary();
+if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
+
+const SECRET_PATH = `/api/v1/namespaces/${NAMESPACE}/secrets/${FULLNAME}-tls`;
+
+describe.skipIf(skipReason !== undefined)('helm TLS mode across upgrades (lookup)', () => {
+  let server: Server;
+  let apiserver: string;
+  let existing: Record<string, string> | undefined;
+  const requests: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = (req.url ?? '').split('?')[0] as string;
+      requests.push(`${req.method} ${path}`);
+      res.setHeader('content-type', 'application/json');
+      if (path === '/api/v1') {
+        res.end(
+          JSON.stringify({
+            kind: 'APIResourceList',
+            groupVersion: 'v1',
+            resources: [{ name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: ['get', 'list'] }],
+          }),
+        );
+      } else if (path === SECRET_PATH && existing) {
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${FULLNAME}-tls`, namespace: NAMESPACE }, type: 'kubernetes.io/tls', data: existing }));
+      } else {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 }));
+      }
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    apiserver = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((done) => server.close(done));
+  });
+
+  async function renderAgainstCluster() {
+    const result = await helm([...templateArgs(), '--dry-run=server', '--kube-apiserver', apiserver]);
+    if (result.code !== 0) throw new Error(result.stderr);
+    return parseManifests(result.stdout);
+  }
+
+  it('first install (no Secret yet): generates fresh material', async () => {
+    existing = undefined;
+    requests.length = 0;
+    const docs = await renderAgainstCluster();
+    expect(requests).toContain(`GET ${SECRET_PATH}`);
+    const data = one(docs, 'Secret').data as Record<string, string>;
+    const cert = new X509Certificate(Buffer.from(data['tls.crt'] as string, 'base64'));
+    expect(cert.checkIssued(new X509Certificate(Buffer.from(data['ca.crt'] as string, 'base64')))).toBe(true);
+  });
+
+  it('upgrade: reuses the stored CA, certificate and key, and keeps caBundle in step', async () => {
+    // Material from an earlier install.
+    const first = one(await renderAgainstCluster(), 'Secret').data as Record<string, string>;
+    existing = { 'ca.crt': first['ca.crt'] as string, 'tls.crt': first['tls.crt'] as string, 'tls.key': first['tls.key'] as string };
+    requests.length = 0;
+    const docs = await renderAgainstCluster();
+    expect(requests).toContain(`GET ${SECRET_PATH}`);
+    expect(one(docs, 'Secret').data).toEqual(existing);
+    expect(one(docs, 'ValidatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(existing['ca.crt']);
+    expect(one(docs, 'MutatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(existing['ca.crt']);
+  });
+
+  it('a partial Secret (no ca.crt) is replaced, never half reused', async () => {
+    const first = one(await renderAgainstCluster(), 'Secret').data as Record<string, string>;
+    existing = { 'tls.crt': first['tls.crt'] as string, 'tls.key': first['tls.key'] as string };
+    const data = one(await renderAgainstCluster(), 'Secret').data as Record<string, string>;
+    expect(data['tls.crt']).not.toBe(existing['tls.crt']);
+    expect(data['ca.crt']).toBeTruthy();
+  });
+});
