@@ -1,0 +1,404 @@
+/**
+ * A small fake Kubernetes API server for tests: real HTTP on a free port, a
+ * real kubeconfig file pointing at it, list and watch (`?watch=true`,
+ * newline-delimited JSON events with resourceVersions) for cluster-scoped
+ * networking.k8s.io resources, and CRD get/patch. It can answer 404 for a
+ * version, fail lists, drop or end watches, and answer 410 Gone.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
+
+interface Watcher {
+  resource: string;
+  version: string;
+  res: ServerResponse;
+}
+
+interface Resource {
+  group: string;
+  kind: string;
+  served: Set<string>;
+  objects: Map<string, Obj>;
+  failLists: { count: number; status: number };
+  goneNextWatch: 'status' | 'event' | undefined;
+}
+
+export interface RequestRecord {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly contentType?: string | undefined;
+}
+
+const TOKEN = 'fake-token-for-tests';
+
+function status(code: number, reason: string, message: string): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+export class FakeApiServer {
+  readonly requests: RequestRecord[] = [];
+  /** performance.now() of the last watch event written to any watcher. */
+  lastEventWrittenAt = 0;
+  private rv = 100;
+  private compactedBelow = 0;
+  private readonly history: { rv: number; resource: string; type: string; object: Obj }[] = [];
+  private readonly resources = new Map<string, Resource>();
+  private readonly watchers = new Set<Watcher>();
+  private readonly sockets = new Set<Socket>();
+  private readonly waiters = new Set<() => void>();
+  readonly crds = new Map<string, Obj>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+    readonly dir: string,
+    readonly kubeconfigPath: string,
+  ) {}
+
+  static async start(): Promise<FakeApiServer> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const url = `http://127.0.0.1:${port}`;
+    const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfigPath,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: fake',
+        '  cluster:',
+        `    server: ${url}`,
+        '    insecure-skip-tls-verify: true',
+        'users:',
+        '- name: tester',
+        '  user:',
+        `    token: ${TOKEN}`,
+        'contexts:',
+        '- name: fake',
+        '  context: {cluster: fake, user: tester}',
+        'current-context: fake',
+        '',
+      ].join('\n'),
+    );
+    const fake = new FakeApiServer(server, url, dir, kubeconfigPath);
+    server.on('connection', (socket) => {
+      fake.sockets.add(socket);
+      socket.on('close', () => fake.sockets.delete(socket));
+    });
+    server.on('request', (req, res) => fake.handle(req, res));
+    fake.define('servicecidrs', 'networking.k8s.io', 'ServiceCIDR', ['v1', 'v1beta1']);
+    fake.define('ipaddresses', 'networking.k8s.io', 'IPAddress', ['v1']);
+    return fake;
+  }
+
+  define(resource: string, group: string, kind: string, served: readonly string[]): void {
+    this.resources.set(resource, {
+      group,
+      kind,
+      served: new Set(served),
+      objects: new Map(),
+      failLists: { count: 0, status: 500 },
+      goneNextWatch: undefined,
+    });
+  }
+
+  private resource(name: string): Resource {
+    const r = this.resources.get(name);
+    if (!r) throw new Error(`fake apiserver: unknown resource ${name}`);
+    return r;
+  }
+
+  /** Which versions answer; the others 404. */
+  serveVersions(resource: string, versions: readonly string[]): void {
+    this.resource(resource).served = new Set(versions);
+  }
+
+  /** The next `count` lists of the resource answer `status` (default 500). */
+  failLists(resource: string, count: number, code = 500): void {
+    this.resource(resource).failLists = { count, status: code };
+  }
+
+  /** The next watch answers 410: as an HTTP status, or as an ERROR event then end (what apiservers do). */
+  goneOnNextWatch(resource: string, mode: 'status' | 'event' = 'event'): void {
+    this.resource(resource).goneNextWatch = mode;
+  }
+
+  /** Forget history: watches from an older resourceVersion get 410. */
+  compact(): void {
+    this.compactedBelow = this.rv;
+  }
+
+  /** Adds or replaces an object (ADDED / MODIFIED). Returns the new resourceVersion. */
+  put(resource: string, object: { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown>): string {
+    const r = this.resource(resource);
+    const name = object.metadata.name;
+    const type = r.objects.has(name) ? 'MODIFIED' : 'ADDED';
+    const rv = ++this.rv;
+    const stored: Obj = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } });
+    r.objects.set(name, stored);
+    this.emit(resource, type, stored, rv);
+    return String(rv);
+  }
+
+  remove(resource: string, name: string): void {
+    const r = this.resource(resource);
+    const old = r.objects.get(name);
+    if (!old) throw new Error(`fake apiserver: no ${resource} ${name}`);
+    r.objects.delete(name);
+    const rv = ++this.rv;
+    this.emit(resource, 'DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } }, rv);
+  }
+
+  /** Replaces the stored objects without emitting events (a change made while nobody watched). */
+  setSilently(resource: string, objects: readonly Obj[]): void {
+    const r = this.resource(resource);
+    r.objects = new Map(objects.map((o) => [String(o.metadata.name), structuredClone({ ...o, metadata: { ...o.metadata, resourceVersion: String(++this.rv) } })]));
+  }
+
+  watcherCount(resource: string): number {
+    return [...this.watchers].filter((w) => w.resource === resource).length;
+  }
+
+  listCount(resource: string, version?: string): number {
+    return this.requests.filter(
+      (r) =>
+        r.method === 'GET' &&
+        r.query['watch'] !== 'true' &&
+        r.path.endsWith(`/${resource}`) &&
+        (version === undefined || r.path.includes(`/${version}/`)),
+    ).length;
+  }
+
+  /** Resolves when `predicate` holds (checked after every request and watch change), or rejects after `ms`. */
+  async until(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
+    if (predicate()) return;
+    await new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (!predicate()) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`fake apiserver: timed out after ${ms} ms waiting for ${what}`));
+      }, ms);
+      this.waiters.add(check);
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** Destroys every open watch connection of the resource (a network failure). */
+  dropWatches(resource: string): void {
+    for (const w of [...this.watchers])
+      if (w.resource === resource) {
+        this.watchers.delete(w);
+        w.res.socket?.destroy();
+      }
+    this.notify();
+  }
+
+  /** Ends every open watch of the resource cleanly (what an apiserver does at its watch timeout). */
+  endWatches(resource: string): void {
+    for (const w of [...this.watchers])
+      if (w.resource === resource) {
+        this.watchers.delete(w);
+        w.res.end();
+      }
+    this.notify();
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.watchers) w.res.destroy();
+    this.watchers.clear();
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private emit(resource: string, type: string, object: Obj, rv: number): void {
+    this.history.push({ rv, resource, type, object });
+    for (const w of this.watchers) if (w.resource === resource) this.writeEvent(w, type, object);
+    this.notify();
+  }
+
+  private withVersion(resource: string, version: string, object: Obj): Obj {
+    const r = this.resource(resource);
+    return { ...object, apiVersion: `${r.group}/${version}`, kind: r.kind };
+  }
+
+  private writeEvent(w: Watcher, type: string, object: Obj): void {
+    w.res.write(`${JSON.stringify({ type, object: this.withVersion(w.resource, w.version, object) })}\n`);
+    this.lastEventWrittenAt = performance.now();
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', this.url);
+    const query = Object.fromEntries(url.searchParams);
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'] });
+    try {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+        this.send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+        return;
+      }
+      const crd = /^\/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/([^/]+)$/.exec(url.pathname);
+      if (crd) {
+        this.handleCrd(req, res, decodeURIComponent(crd[1]!));
+        return;
+      }
+      const m = /^\/apis\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+      const r = m ? this.resources.get(m[3]!) : undefined;
+      if (!m || !r || r.group !== m[1] || !r.served.has(m[2]!) || req.method !== 'GET') {
+        this.send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+        return;
+      }
+      const [, , version, resource] = m as unknown as [string, string, string, string];
+      if (query['watch'] === 'true') this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '');
+      else this.handleList(res, resource, version, r);
+    } finally {
+      this.notify();
+    }
+  }
+
+  private handleList(res: ServerResponse, resource: string, version: string, r: Resource): void {
+    if (r.failLists.count > 0) {
+      r.failLists.count--;
+      this.send(res, r.failLists.status, status(r.failLists.status, 'InternalError', 'injected list failure'));
+      return;
+    }
+    this.send(res, 200, {
+      apiVersion: `${r.group}/${version}`,
+      kind: `${r.kind}List`,
+      metadata: { resourceVersion: String(this.rv) },
+      items: [...r.objects.values()].map((o) => this.withVersion(resource, version, o)),
+    });
+  }
+
+  private handleWatch(res: ServerResponse, resource: string, version: string, r: Resource, fromText: string): void {
+    const from = Number(fromText || '0');
+    const gone = r.goneNextWatch ?? (from > 0 && from < this.compactedBelow ? 'event' : undefined);
+    r.goneNextWatch = undefined;
+    if (gone === 'status') {
+      this.send(res, 410, status(410, 'Expired', `too old resource version: ${from}`));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    if (gone === 'event') {
+      res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from}`) })}\n`);
+      return;
+    }
+    const watcher: Watcher = { resource, version, res };
+    for (const e of this.history) if (e.resource === resource && e.rv > from) this.writeEvent(watcher, e.type, e.object);
+    res.flushHeaders();
+    this.watchers.add(watcher);
+    res.on('close', () => {
+      this.watchers.delete(watcher);
+      this.notify();
+    });
+  }
+
+  private handleCrd(req: IncomingMessage, res: ServerResponse, name: string): void {
+    const crd = this.crds.get(name);
+    if (!crd) {
+      this.send(res, 404, status(404, 'NotFound', `customresourcedefinitions.apiextensions.k8s.io "${name}" not found`));
+      return;
+    }
+    if (req.method === 'GET') {
+      this.send(res, 200, crd);
+      return;
+    }
+    if (req.method !== 'PATCH') {
+      this.send(res, 405, status(405, 'MethodNotAllowed', 'method not allowed'));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.headers['content-type'] !== 'application/json-patch+json') {
+        this.send(res, 415, status(415, 'UnsupportedMediaType', `unsupported patch type ${req.headers['content-type']}`));
+        return;
+      }
+      const ops = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { op: string; path: string; value?: unknown }[];
+      const next = structuredClone(crd);
+      for (const op of ops) {
+        const error = applyOp(next, op);
+        if (error) {
+          this.send(res, 422, status(422, 'Invalid', error));
+          return;
+        }
+      }
+      next.metadata = { ...next.metadata, resourceVersion: String(++this.rv) };
+      this.crds.set(name, next);
+      this.send(res, 200, next);
+    });
+  }
+}
+
+/** A deliberately independent mini JSON Patch (test/add/replace) for the fake's CRD PATCH. */
+function applyOp(doc: unknown, op: { op: string; path: string; value?: unknown }): string | undefined {
+  const parts = op.path
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const last = parts.pop();
+  let parent: unknown = doc;
+  for (const p of parts) {
+    parent = (parent as Record<string, unknown> | undefined)?.[p];
+    if (typeof parent !== 'object' || parent === null) return `path ${op.path}: missing parent`;
+  }
+  const container = parent as Record<string, unknown>;
+  if (last === undefined) return `path ${op.path}: empty`;
+  if (op.op === 'test')
+    return JSON.stringify(container[last]) === JSON.stringify(op.value) ? undefined : `test failed at ${op.path}`;
+  if (op.op === 'add' || op.op === 'replace') {
+    container[last] = op.value;
+    return undefined;
+  }
+  return `unsupported op ${op.op}`;
+}
+
+export function serviceCidr(
+  name: string,
+  cidrs: readonly string[],
+  opts: { terminating?: 'deletionTimestamp' | 'condition' } = {},
+): { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown> {
+  return {
+    metadata: {
+      name,
+      ...(opts.terminating === 'deletionTimestamp' ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['networking.k8s.io/service-cidr-finalizer'] } : {}),
+    },
+    spec: { cidrs: [...cidrs] },
+    status: {
+      conditions: [
+        opts.terminating === 'condition'
+          ? { type: 'Ready', status: 'False', reason: 'Terminating', message: 'being deleted', lastTransitionTime: '2026-01-01T00:00:00Z' }
+          : { type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+    },
+  };
+}
+
+export function ipAddress(
+  ip: string,
+  parent: { group?: string; resource: string; namespace: string; name: string },
+): { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown> {
+  return { metadata: { name: ip }, spec: { parentRef: { group: parent.group ?? '', ...parent } } };
+}

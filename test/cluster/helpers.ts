@@ -1,0 +1,95 @@
+/** Shared helpers for the cluster tests: config, a capturing logger, decisions through the real engine. */
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { parseServeConfig, ruleContext, type ServeConfig } from '../../src/config.js';
+import { selectClusterSources } from '../../src/cluster/select.js';
+import type { ClusterSources } from '../../src/cluster/types.js';
+import { validateGateway, type ValidationResult } from '../../src/rules/index.js';
+
+export const FAST_BACKOFF = { initialMs: 20, maxMs: 200, resetAfterMs: 10_000, absentRetryMs: 60_000, listTimeoutMs: 5_000 };
+
+export function serveConfig(args: readonly string[]): ServeConfig {
+  const parsed = parseServeConfig(['--tls-cert-file', 'unused.crt', '--tls-private-key-file', 'unused.key', ...args], {});
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const text of chunk.toString('utf8').split('\n')) if (text.trim()) lines.push(JSON.parse(text) as LogLine);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, stream), lines };
+}
+
+export interface Harness {
+  sources: ClusterSources;
+  registry: Registry;
+  lines: LogLine[];
+  config: ServeConfig;
+}
+
+export async function startSources(
+  args: readonly string[],
+  extra: { env?: Record<string, string | undefined>; home?: string } = {},
+): Promise<Harness> {
+  const { logger, lines } = capturingLogger();
+  const registry = new Registry();
+  const config = serveConfig(args);
+  const sources = await selectClusterSources({
+    config,
+    logger,
+    registry,
+    kubeconfigOptions: {
+      env: extra.env ?? {},
+      ...(extra.home !== undefined ? { home: extra.home } : { home: '/nonexistent-home' }),
+      serviceAccountTokenFile: '/nonexistent/token',
+    },
+    backoff: FAST_BACKOFF,
+  });
+  return { sources, registry, lines, config };
+}
+
+/** Polls (1 ms) until the predicate holds; rejects after `ms` with a description. */
+export async function eventually(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!predicate()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** A CREATE of a Gateway requesting one address, decided by the real engine with the live sources. */
+export function decide(
+  h: Harness,
+  value: string,
+  routability = 'Cluster',
+  gateway: { namespace: string; name: string } = { namespace: 'default', name: 'gw' },
+): ValidationResult {
+  const ranges = h.sources.ranges.current();
+  if (!ranges) throw new Error(`no ranges: ${h.sources.ranges.readiness().reason}`);
+  const object = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: gateway,
+    spec: {
+      gatewayClassName: 'example',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+      addresses: [{ type: 'IPAddress', value, routability }],
+    },
+  };
+  return validateGateway(
+    { operation: 'CREATE', namespace: gateway.namespace, name: gateway.name, object },
+    ruleContext(h.config, ranges, h.sources.allocatedIPs),
+  );
+}
