@@ -1,0 +1,40 @@
+/** Builds the webhook app for inject() tests: real layers, static ranges, silent logs. */
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { staticSources } from '../../src/cluster/static-source.js';
+import type { ClusterSources } from '../../src/cluster/types.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServerMetrics } from '../../src/http/metrics.js';
+import type { RuleSettings } from '../../src/config.js';
+import { DUAL_STACK } from './gateways.js';
+
+export const FIXTURE_SETTINGS: RuleSettings & { maxBodyBytes: number } = {
+  serviceCidrs: ['10.96.0.0/12', 'fd00:10:96::/112'],
+  clusterDomain: 'cluster.local',
+  specPolicy: 'enforce',
+  statusPolicy: 'warn',
+  allowedRoutability: undefined,
+  maxBodyBytes: 7 * 1024 * 1024,
+};
+
+export function testApp(over: { sources?: ClusterSources; settings?: Partial<RuleSettings> } = {}) {
+  const registry = new Registry();
+  const metrics = createServerMetrics(registry);
+  const app = buildApp({
+    config: { ...FIXTURE_SETTINGS, ...over.settings },
+    logger: pino({ level: 'silent' }),
+    sources: over.sources ?? staticSources(DUAL_STACK, 'test'),
+    metrics,
+  });
+  return { app, registry, metrics };
+}
+
+export async function post(app: ReturnType<typeof testApp>['app'], path: string, body: unknown) {
+  const res = await app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/json' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.statusCode, headers: res.headers, json: () => res.json() as Record<string, any> };
+}
