@@ -1,0 +1,71 @@
+/**
+ * The rule context for a check: service ranges from --service-cidr, or read
+ * once from the cluster with --from-cluster. The Kubernetes client is loaded
+ * only in the latter case, so a plain `check` never pays for it.
+ */
+import { ruleContext } from '../config.js';
+import { ServiceRanges, type AllocatedIPs, type RuleContext } from '../rules/index.js';
+import type { CheckOptions } from './options.js';
+import type { CheckSettings } from './report.js';
+
+/** What `readClusterSnapshot` (src/cluster/index.ts) is expected to resolve to. */
+export interface ClusterSnapshot {
+  readonly ranges: ServiceRanges;
+  readonly allocatedIPs?: AllocatedIPs | undefined;
+}
+
+export type ReadClusterSnapshot = (options: { kubeconfig?: string | undefined }) => Promise<ClusterSnapshot>;
+
+/** Loads src/cluster lazily. The specifier is a variable so that check compiles before that module exists. */
+export async function loadClusterReader(): Promise<ReadClusterSnapshot> {
+  const specifier = '../cluster/index.js';
+  const mod = (await import(specifier)) as { readClusterSnapshot?: unknown };
+  if (typeof mod.readClusterSnapshot !== 'function') throw new Error('this build has no cluster snapshot reader');
+  return mod.readClusterSnapshot as ReadClusterSnapshot;
+}
+
+export type Resolved =
+  | { readonly ok: true; readonly ctx: RuleContext; readonly settings: CheckSettings }
+  | { readonly ok: false; readonly error: string };
+
+export async function resolveContext(
+  options: CheckOptions,
+  loadReader: () => Promise<ReadClusterSnapshot> = loadClusterReader,
+): Promise<Resolved> {
+  const rules = options.rules;
+  let ranges: ServiceRanges | undefined;
+  let allocatedIPs: AllocatedIPs | undefined;
+  if (rules.serviceCidrs.length > 0) {
+    const parsed = ServiceRanges.parse(rules.serviceCidrs);
+    if (!parsed.ok) return { ok: false, error: `--service-cidr: ${parsed.error}` };
+    ranges = parsed.ranges;
+  }
+  if (options.fromCluster) {
+    let snapshot: ClusterSnapshot;
+    try {
+      const read = await loadReader();
+      snapshot = await read({ kubeconfig: options.kubeconfig });
+    } catch (err) {
+      return { ok: false, error: `--from-cluster: ${(err as Error).message}` };
+    }
+    if (!(snapshot?.ranges instanceof ServiceRanges))
+      return { ok: false, error: '--from-cluster: the cluster snapshot carries no service ranges' };
+    ranges ??= snapshot.ranges;
+    allocatedIPs = snapshot.allocatedIPs;
+  }
+  if (ranges === undefined || ranges.isEmpty)
+    return { ok: false, error: 'no service ranges: give --service-cidr, or --from-cluster against a cluster with ServiceCIDRs' };
+  return {
+    ok: true,
+    ctx: ruleContext(rules, ranges, allocatedIPs),
+    settings: {
+      rangesFrom: rules.serviceCidrs.length > 0 ? 'flag' : 'cluster',
+      serviceCidrs: ranges.all.map((r) => r.cidr),
+      clusterDomain: rules.clusterDomain,
+      specPolicy: rules.specPolicy,
+      statusPolicy: rules.statusPolicy,
+      allowedRoutability: rules.allowedRoutability ? [...rules.allowedRoutability].sort() : undefined,
+      allocatedIPs: allocatedIPs !== undefined,
+    },
+  };
+}

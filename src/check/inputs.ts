@@ -1,0 +1,117 @@
+/**
+ * Input discovery: turns `-f` arguments into an ordered list of inputs.
+ * Files are taken whatever their name; folders are walked recursively, in
+ * name order, for `.yaml`, `.yml` and `.json` files; `-` is standard input.
+ */
+import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+
+/**
+ * One input, in the order given: a file, standard input, or a path that could
+ * not be used (`message` says why). `display` is the path shown in reports.
+ */
+export type Input =
+  | { readonly kind: 'file'; readonly path: string; readonly display: string }
+  | { readonly kind: 'stdin'; readonly display: string }
+  | { readonly kind: 'unreadable'; readonly display: string; readonly message: string };
+
+export const STDIN_DISPLAY = '<stdin>';
+const MANIFEST_EXTENSIONS = /\.(ya?ml|json)$/i;
+
+/** `path` relative to `cwd` when it lies under it, otherwise absolute. */
+export function displayPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+export function describeFsError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e.code) {
+    case 'ENOENT':
+      return 'no such file or directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    default:
+      return e.message ?? String(err);
+  }
+}
+
+export function discoverInputs(args: readonly string[], cwd: string): Input[] {
+  const inputs: Input[] = [];
+  const problem = (path: string, err: unknown): void => {
+    inputs.push({ kind: 'unreadable', display: displayPath(path, cwd), message: describeFsError(err) });
+  };
+  const seen = new Set<string>();
+  let stdinTaken = false;
+
+  const addFile = (path: string): void => {
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch (err) {
+      problem(path, err);
+      return;
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
+    inputs.push({ kind: 'file', path, display: displayPath(path, cwd) });
+  };
+
+  const walk = (dir: string, visiting: Set<string>): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      problem(dir, err);
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        try {
+          const st = statSync(path);
+          isDir = st.isDirectory();
+          isFile = st.isFile();
+        } catch {
+          continue; // A dangling link inside a folder is not an input anyone asked for.
+        }
+      }
+      if (isDir) {
+        const real = realpathSync(path);
+        if (visiting.has(real)) continue; // a symlink cycle
+        visiting.add(real);
+        walk(path, visiting);
+        visiting.delete(real);
+      } else if (isFile && MANIFEST_EXTENSIONS.test(entry.name)) {
+        addFile(path);
+      }
+    }
+  };
+
+  for (const arg of args) {
+    if (arg === '-') {
+      if (!stdinTaken) inputs.push({ kind: 'stdin', display: STDIN_DISPLAY });
+      stdinTaken = true;
+      continue;
+    }
+    const path = resolve(cwd, arg);
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch (err) {
+      problem(path, err);
+      continue;
+    }
+    if (isDir) walk(path, new Set([realpathSync(path)]));
+    else addFile(path);
+  }
+  return inputs;
+}

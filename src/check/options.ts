@@ -1,0 +1,108 @@
+/**
+ * `check`'s flags: the rule flags `serve` takes (one definition, in
+ * config.ts), plus inputs, the range source and the output format.
+ */
+import { envName, parseFlags, RULE_FLAGS, ruleSettingsFrom, type FlagDefinitions, type RuleSettings } from '../config.js';
+
+export const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export const CHECK_FLAGS = {
+  filename: {
+    kind: 'list',
+    short: 'f',
+    noEnv: true,
+    description:
+      'Manifest file, folder (recursive: *.yaml, *.yml, *.json) or - for standard input. Repeat or comma-separate.',
+  },
+  ...RULE_FLAGS,
+  'from-cluster': {
+    kind: 'boolean',
+    default: false,
+    description:
+      'Read the service ranges and allocated ClusterIPs once from the cluster of the current kubeconfig. --service-cidr, when also given, replaces the ranges.',
+  },
+  kubeconfig: { kind: 'string', description: 'With --from-cluster: kubeconfig file (default: KUBECONFIG, then ~/.kube/config).' },
+  output: {
+    kind: 'string',
+    short: 'o',
+    default: 'text',
+    choices: OUTPUT_FORMATS,
+    description: 'Report format: text (file:line:col lines), json (docs/ci.md), github (workflow annotations), junit (XML).',
+  },
+  help: { kind: 'boolean', short: 'h', default: false, noEnv: true, description: 'Print this help and exit.' },
+} as const satisfies FlagDefinitions;
+
+const VALUE_NAMES: Readonly<Record<string, string>> = {
+  filename: 'PATH',
+  'service-cidr': 'CIDR',
+  'cluster-domain': 'DOMAIN',
+  'allowed-routability': 'VALUE',
+  kubeconfig: 'FILE',
+};
+
+export interface CheckOptions {
+  readonly help: boolean;
+  readonly filenames: readonly string[];
+  readonly rules: RuleSettings;
+  readonly fromCluster: boolean;
+  readonly kubeconfig: string | undefined;
+  readonly output: OutputFormat;
+}
+
+export type ParsedOptions = { readonly ok: true; readonly value: CheckOptions } | { readonly ok: false; readonly error: string };
+
+export function parseCheckOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedOptions {
+  const parsed = parseFlags(CHECK_FLAGS, argv, env);
+  if (!parsed.ok) return parsed;
+  const f = parsed.value.flags;
+  const help = f['help'] === true;
+  const rules = ruleSettingsFrom(f);
+  if (!rules.ok) return rules;
+  const filenames = (f['filename'] as readonly string[] | undefined) ?? [];
+  const fromCluster = f['from-cluster'] === true;
+  const value: CheckOptions = {
+    help,
+    filenames,
+    rules: rules.value,
+    fromCluster,
+    kubeconfig: f['kubeconfig'] as string | undefined,
+    output: f['output'] as OutputFormat,
+  };
+  if (help) return { ok: true, value };
+  if (filenames.length === 0) return { ok: false, error: 'no input: give -f PATH (a file, a folder, or - for stdin)' };
+  if (rules.value.serviceCidrs.length === 0 && !fromCluster)
+    return {
+      ok: false,
+      error: `the service ranges are required: give --service-cidr CIDR (or ${envName('service-cidr')}), or --from-cluster`,
+    };
+  if (value.kubeconfig !== undefined && !fromCluster) return { ok: false, error: '--kubeconfig needs --from-cluster' };
+  return { ok: true, value };
+}
+
+export function checkHelp(): string {
+  const lines = [
+    'Usage: routability-webhook check -f PATH [-f PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
+    '',
+    'Checks the Gateways in Kubernetes manifests offline with the webhook\'s own rules: spec as a CREATE,',
+    'status (when present) as a status update. Other objects are skipped and counted.',
+    '',
+    'Flags:',
+  ];
+  for (const [name, def] of Object.entries(CHECK_FLAGS) as [string, FlagDefinitions[string]][]) {
+    const value =
+      def.kind === 'boolean' ? '' : ` ${def.choices ? def.choices.join('|') : (VALUE_NAMES[name] ?? 'VALUE')}`;
+    const flag = `${def.short ? `-${def.short}, ` : '    '}--${name}${value}`;
+    let text = def.description;
+    if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;
+    if (!def.noEnv) text += ` [env ${envName(name)}]`;
+    lines.push(`  ${flag}`, `        ${text}`);
+  }
+  lines.push(
+    '',
+    'Exit status: 0 no violations; 1 violations; 2 usage error or unreadable input (2 wins).',
+    'Warnings (status findings under --status-policy warn, warning-only rules) never fail the check.',
+    'See docs/ci.md for pipeline examples and the JSON report schema.',
+  );
+  return lines.join('\n');
+}

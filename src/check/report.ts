@@ -1,0 +1,129 @@
+/**
+ * The result of a check, independent of how it is printed: every output
+ * format renders this one model, so they cannot disagree on what was found.
+ */
+import type { Position } from './source.js';
+
+/** `violation`: fails the check (exit 1). `warning`: reported, never fails. */
+export type Severity = 'violation' | 'warning';
+
+export interface CheckFinding {
+  readonly severity: Severity;
+  /** Which admission the rule ran as: `spec` (a CREATE) or `status` (a status update). */
+  readonly check: 'spec' | 'status';
+  readonly code: string;
+  /** `spec.addresses[1].value`, relative to the Gateway. */
+  readonly field: string;
+  /** The full Kubernetes field-error sentence, as the apiserver would print it. */
+  readonly message: string;
+  /** The compact form `kubectl` shows as a `Warning:` line. */
+  readonly warning: string;
+  readonly position: Position;
+}
+
+export interface GatewayReport {
+  readonly file: string;
+  /** 1-based document number in the file. */
+  readonly document: number;
+  /** Indices into `items` of enclosing Lists; empty for a top-level Gateway. */
+  readonly itemPath: readonly number[];
+  readonly apiVersion: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly position: Position;
+  readonly findings: readonly CheckFinding[];
+}
+
+export type InputErrorCode = 'UnreadableInput' | 'InvalidYAML' | 'NotAnObject' | 'CheckFailed';
+
+/** Input that could not be checked: any of these makes the exit code 2. */
+export interface InputError {
+  readonly code: InputErrorCode;
+  readonly file: string;
+  /** 1-based document number; undefined for errors about the whole file. */
+  readonly document: number | undefined;
+  readonly position: Position | undefined;
+  readonly message: string;
+}
+
+export interface FileReport {
+  readonly path: string;
+  /** False when the file (or folder) could not be read at all. */
+  readonly read: boolean;
+  readonly gateways: readonly GatewayReport[];
+  readonly errors: readonly InputError[];
+  /** Objects that are not Gateways (List items included). */
+  readonly skipped: number;
+  /** Documents with no content (`---` alone, comments only, `null`). */
+  readonly empty: number;
+}
+
+export interface CheckSettings {
+  readonly rangesFrom: 'flag' | 'cluster';
+  readonly serviceCidrs: readonly string[];
+  readonly clusterDomain: string;
+  readonly specPolicy: string;
+  readonly statusPolicy: string;
+  readonly allowedRoutability: readonly string[] | undefined;
+  readonly allocatedIPs: boolean;
+}
+
+export interface CheckReport {
+  readonly settings: CheckSettings;
+  readonly files: readonly FileReport[];
+}
+
+export interface Summary {
+  /** Files that were read (unreadable ones are counted in `inputErrors`). */
+  readonly files: number;
+  readonly gateways: number;
+  readonly violations: number;
+  readonly warnings: number;
+  readonly skipped: number;
+  readonly empty: number;
+  readonly inputErrors: number;
+  readonly exitCode: 0 | 1 | 2;
+}
+
+export function summarize(report: CheckReport): Summary {
+  let files = 0;
+  let gateways = 0;
+  let violations = 0;
+  let warnings = 0;
+  let skipped = 0;
+  let empty = 0;
+  let inputErrors = 0;
+  for (const file of report.files) {
+    if (file.read) files++;
+    gateways += file.gateways.length;
+    skipped += file.skipped;
+    empty += file.empty;
+    inputErrors += file.errors.length;
+    for (const g of file.gateways)
+      for (const f of g.findings) {
+        if (f.severity === 'violation') violations++;
+        else warnings++;
+      }
+  }
+  const exitCode = inputErrors > 0 ? 2 : violations > 0 ? 1 : 0;
+  return { files, gateways, violations, warnings, skipped, empty, inputErrors, exitCode };
+}
+
+/** `Gateway apps/gw`; a Gateway without a namespace is shown by name alone. */
+export function gatewayLabel(g: Pick<GatewayReport, 'namespace' | 'name'>): string {
+  const name = g.name ?? '<unnamed>';
+  return `Gateway ${g.namespace ? `${g.namespace}/${name}` : name}`;
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** `checked 9 Gateways in 7 files: 4 violations, 3 warnings; skipped 6 other documents (1 empty); 2 input errors` */
+export function summaryLine(s: Summary): string {
+  let line = `checked ${plural(s.gateways, 'Gateway')} in ${plural(s.files, 'file')}: ${plural(s.violations, 'violation')}, ${plural(s.warnings, 'warning')}`;
+  const other = s.skipped + s.empty;
+  if (other > 0) line += `; skipped ${plural(other, 'other document')}${s.empty > 0 ? ` (${s.empty} empty)` : ''}`;
+  if (s.inputErrors > 0) line += `; ${plural(s.inputErrors, 'input error')}`;
+  return line;
+}
