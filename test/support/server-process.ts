@@ -1,0 +1,164 @@
+/** Runs the built `routability-webhook serve` as a child process and talks to it over real HTTPS. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
+
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+
+export interface CertFiles {
+  dir: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  generated: GeneratedCertificates;
+}
+
+export async function writeCerts(dir = mkdtempSync(join(tmpdir(), 'rw-certs-'))): Promise<CertFiles> {
+  const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
+  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  writeFileSync(files.caFile, generated.caCert);
+  writeFileSync(files.certFile, generated.cert);
+  writeFileSync(files.keyFile, generated.key);
+  return { dir, ...files, generated };
+}
+
+export interface RunningServer {
+  proc: ChildProcess;
+  port: number;
+  healthPort: number;
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(): Promise<void>;
+}
+
+/** Starts `serve` with port 0 and resolves once it logs the ports it bound. */
+export function startServe(args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--health-port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  let buffered = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`server did not start: ${stderr}`));
+    }, 15_000);
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          logs.push(entry);
+          if (entry['msg'] === 'listening') {
+            clearTimeout(timer);
+            resolve({
+              proc,
+              port: entry['port'] as number,
+              healthPort: entry['healthPort'] as number,
+              logs,
+              stderr: () => stderr,
+              exited,
+              stop: async () => {
+                if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+                await exited;
+              },
+            });
+          }
+        } catch {
+          /* not a JSON log line */
+        }
+      }
+    });
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening: ${stderr}`));
+    });
+  });
+}
+
+/** Runs the CLI to completion (for start-up failures and one-shot commands). */
+export function runCli(args: string[], options: { env?: Record<string, string>; input?: string } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const proc = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdin.end(options.input ?? '');
+    proc.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function httpsPost(
+  port: number,
+  path: string,
+  body: string | Buffer,
+  options: RequestOptions & { contentType?: string } = {},
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        rejectUnauthorized: options.ca !== undefined,
+        servername: 'localhost',
+        ...options,
+        headers: { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function httpGet(port: number, path: string): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Polls until `probe` returns true or the deadline passes. */
+export async function eventually(probe: () => Promise<boolean> | boolean, timeoutMs = 10_000, stepMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
