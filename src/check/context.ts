@@ -8,7 +8,7 @@ import { ServiceRanges, type AllocatedIPs, type RuleContext } from '../rules/ind
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 
-/** What `readClusterSnapshot` (src/cluster/index.ts) is expected to resolve to. */
+/** The part of src/cluster's snapshot a check uses. */
 export interface ClusterSnapshot {
   readonly ranges: ServiceRanges;
   readonly allocatedIPs?: AllocatedIPs | undefined;
@@ -16,17 +16,15 @@ export interface ClusterSnapshot {
 
 export type ReadClusterSnapshot = (options: { kubeconfig?: string | undefined }) => Promise<ClusterSnapshot>;
 
-/** Loads src/cluster lazily. The specifier is a variable so that check compiles before that module exists. */
+/** Loads src/cluster (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
 export async function loadClusterReader(): Promise<ReadClusterSnapshot> {
-  const specifier = '../cluster/index.js';
-  const mod = (await import(specifier)) as { readClusterSnapshot?: unknown };
-  if (typeof mod.readClusterSnapshot !== 'function') throw new Error('this build has no cluster snapshot reader');
-  return mod.readClusterSnapshot as ReadClusterSnapshot;
+  return (await import('../cluster/index.js')).readClusterSnapshot;
 }
 
 export type Resolved =
   | { readonly ok: true; readonly ctx: RuleContext; readonly settings: CheckSettings }
-  | { readonly ok: false; readonly error: string };
+  /** `usage`: a flag problem (the help hint applies), not an unreachable cluster. */
+  | { readonly ok: false; readonly error: string; readonly usage: boolean };
 
 export async function resolveContext(
   options: CheckOptions,
@@ -37,7 +35,7 @@ export async function resolveContext(
   let allocatedIPs: AllocatedIPs | undefined;
   if (rules.serviceCidrs.length > 0) {
     const parsed = ServiceRanges.parse(rules.serviceCidrs);
-    if (!parsed.ok) return { ok: false, error: `--service-cidr: ${parsed.error}` };
+    if (!parsed.ok) return { ok: false, error: `--service-cidr: ${parsed.error}`, usage: true };
     ranges = parsed.ranges;
   }
   if (options.fromCluster) {
@@ -46,15 +44,17 @@ export async function resolveContext(
       const read = await loadReader();
       snapshot = await read({ kubeconfig: options.kubeconfig });
     } catch (err) {
-      return { ok: false, error: `--from-cluster: ${(err as Error).message}` };
+      return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
     }
-    if (!(snapshot?.ranges instanceof ServiceRanges))
-      return { ok: false, error: '--from-cluster: the cluster snapshot carries no service ranges' };
     ranges ??= snapshot.ranges;
     allocatedIPs = snapshot.allocatedIPs;
   }
   if (ranges === undefined || ranges.isEmpty)
-    return { ok: false, error: 'no service ranges: give --service-cidr, or --from-cluster against a cluster with ServiceCIDRs' };
+    return {
+      ok: false,
+      error: 'no service ranges: give --service-cidr, or --from-cluster against a cluster with ServiceCIDRs',
+      usage: true,
+    };
   return {
     ok: true,
     ctx: ruleContext(rules, ranges, allocatedIPs),

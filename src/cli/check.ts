@@ -12,8 +12,9 @@ import { checkInputs } from '../check/run.js';
 import type { CommandIO } from './io.js';
 import { EXIT_USAGE, readAll, writeLine } from './io.js';
 
-function usageError(io: CommandIO, message: string): number {
-  writeLine(io.stderr, `routability-webhook check: ${message}\nRun \`routability-webhook check --help\` for usage.`);
+function usageError(io: CommandIO, message: string, hint = true): number {
+  const help = hint ? '\nRun `routability-webhook check --help` for usage.' : '';
+  writeLine(io.stderr, `routability-webhook check: ${message}${help}`);
   return EXIT_USAGE;
 }
 
@@ -25,7 +26,7 @@ export async function runCheck(argv: readonly string[], io: CommandIO): Promise<
     return 0;
   }
   const resolved = await resolveContext(options.value);
-  if (!resolved.ok) return usageError(io, resolved.error);
+  if (!resolved.ok) return usageError(io, resolved.error, resolved.usage);
 
   const inputs = discoverInputs(options.value.filenames, io.cwd);
   const report = await checkInputs(inputs, {
