@@ -1,8 +1,155 @@
+/**
+ * `routability-webhook crd-patch`: prints the RFC 6902 patch that adds
+ * `routability` to the Gateway CRD; `--apply FILE` prints a CRD patched;
+ * `--patch-cluster` patches the live CRD (the Helm chart's hook Job).
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import YAML from 'yaml';
+import { parseFlags, type FlagDefinitions } from '../config.js';
+import {
+  GATEWAY_CRD_NAME,
+  GATEWAY_CRD_VERSIONS,
+  gatewayCrdProblems,
+  hasRoutability,
+  patchGatewayCrd,
+  routabilityPatch,
+} from '../crd/patch.js';
 import type { CommandIO } from './io.js';
-import { EXIT_USAGE, writeLine } from './io.js';
+import { EXIT_OK, EXIT_USAGE, readAll, writeLine } from './io.js';
 
-// Placeholder until the command lands (tracked in its issue); fails loudly, never silently.
-export async function runCrdPatch(_argv: readonly string[], io: CommandIO): Promise<number> {
-  writeLine(io.stderr, 'routability-webhook crd-patch: not available in this build yet');
+export const CRD_PATCH_FLAGS = {
+  apply: {
+    kind: 'string',
+    noEnv: true,
+    description: 'Read a CRD (YAML or JSON; - for stdin) and print it patched, as YAML.',
+  },
+  'patch-cluster': {
+    kind: 'boolean',
+    noEnv: true,
+    description: `Apply the patch to the live ${GATEWAY_CRD_NAME} (idempotent; needs get and patch on it).`,
+  },
+  kubeconfig: {
+    kind: 'string',
+    description: 'With --patch-cluster: kubeconfig file (default: in-cluster, KUBECONFIG, ~/.kube/config).',
+  },
+  help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
+} as const satisfies FlagDefinitions;
+
+export function crdPatchUsage(): string {
+  return [
+    'Usage: routability-webhook crd-patch [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
+    '',
+    `Adds the GEP-5093 routability field (type string, maxLength 253, the routability pattern) to`,
+    `spec.addresses[] and status.addresses[] of every served version (v1, v1beta1) of ${GATEWAY_CRD_NAME}.`,
+    '',
+    'With no flag, prints the RFC 6902 JSON patch:',
+    '  routability-webhook crd-patch > patch.json',
+    `  kubectl patch crd ${GATEWAY_CRD_NAME} --type json --patch-file patch.json`,
+    '',
+    'Flags:',
+    ...Object.entries(CRD_PATCH_FLAGS).map(([name, def]) => {
+      const short = 'short' in def ? `-${def.short}, ` : '';
+      const arg = def.kind === 'string' ? ` ${name === 'apply' ? 'FILE' : 'PATH'}` : '';
+      return `  ${`${short}--${name}${arg}`.padEnd(24)} ${def.description}`;
+    }),
+    '',
+    'Exit codes: 0 done, 2 usage error, unreadable or unexpected input, or a failed cluster call.',
+  ].join('\n');
+}
+
+function fail(io: CommandIO, message: string): number {
+  writeLine(io.stderr, `routability-webhook crd-patch: ${message}`);
   return EXIT_USAGE;
+}
+
+async function readCrd(file: string, io: CommandIO): Promise<unknown> {
+  const text =
+    file === '-' ? (await readAll(io.stdin)).toString('utf8') : await readFile(resolve(io.cwd, file), 'utf8');
+  const docs = YAML.parseAllDocuments(text).filter((d) => d.contents !== null);
+  if (docs.length !== 1)
+    throw new Error(
+      `${file}: expected exactly one document (the ${GATEWAY_CRD_NAME} CRD), found ${docs.length}`,
+    );
+  const doc = docs[0]!;
+  if (doc.errors.length > 0)
+    throw new Error(`${file}: not valid YAML or JSON: ${doc.errors[0]!.message.split('\n')[0]}`);
+  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+}
+
+export async function runCrdPatch(argv: readonly string[], io: CommandIO): Promise<number> {
+  const parsed = parseFlags(CRD_PATCH_FLAGS, argv, io.env);
+  if (!parsed.ok) return fail(io, `${parsed.error}\n\n${crdPatchUsage()}`);
+  const flags = parsed.value.flags;
+  if (flags['help'] === true) {
+    writeLine(io.stdout, crdPatchUsage());
+    return EXIT_OK;
+  }
+  const apply = flags['apply'] as string | undefined;
+  const patchCluster = flags['patch-cluster'] === true;
+  if (apply !== undefined && patchCluster) return fail(io, '--apply and --patch-cluster cannot be combined');
+
+  if (patchCluster) return patchLiveCrd(io, flags['kubeconfig'] as string | undefined);
+
+  if (apply === undefined) {
+    writeLine(io.stdout, JSON.stringify(routabilityPatch(), null, 2));
+    return EXIT_OK;
+  }
+
+  let crd: unknown;
+  try {
+    crd = await readCrd(apply, io);
+  } catch (err) {
+    return fail(io, (err as Error).message);
+  }
+  const result = patchGatewayCrd(crd);
+  if (!result.ok) return fail(io, `${apply === '-' ? 'stdin' : apply}: ${result.problems.join('; ')}`);
+  io.stdout.write(YAML.stringify(result.crd, { lineWidth: 0 }));
+  return EXIT_OK;
+}
+
+async function patchLiveCrd(io: CommandIO, kubeconfig: string | undefined): Promise<number> {
+  // Loaded only here, so printing a patch never pays for the Kubernetes client.
+  const [{ ApiextensionsV1Api }, { loadKubeconfig }, { describeKubeError }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../cluster/kubeconfig.js'),
+    import('../cluster/errors.js'),
+  ]);
+  let loaded;
+  try {
+    loaded = loadKubeconfig({ kubeconfig, env: io.env });
+  } catch (err) {
+    return fail(io, `--patch-cluster: ${(err as Error).message}`);
+  }
+  const api = loaded.kc.makeApiClient(ApiextensionsV1Api);
+  let live: unknown;
+  try {
+    live = await api.readCustomResourceDefinition({ name: GATEWAY_CRD_NAME });
+  } catch (err) {
+    return fail(io, `cannot read crd/${GATEWAY_CRD_NAME} from ${loaded.server}: ${describeKubeError(err)}`);
+  }
+  // Typed models carry undefined members; compare and check on plain JSON.
+  const plain = JSON.parse(JSON.stringify(live)) as unknown;
+  const problems = gatewayCrdProblems(plain);
+  if (problems.length > 0)
+    return fail(io, `crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${problems.join('; ')}`);
+  const where = `spec.addresses and status.addresses of ${GATEWAY_CRD_VERSIONS.join(', ')}`;
+  if (hasRoutability(plain)) {
+    writeLine(
+      io.stdout,
+      `crd/${GATEWAY_CRD_NAME} already has routability in ${where}: unchanged (${loaded.server})`,
+    );
+    return EXIT_OK;
+  }
+  try {
+    await api.patchCustomResourceDefinition({
+      name: GATEWAY_CRD_NAME,
+      body: routabilityPatch(),
+      fieldManager: 'routability-webhook',
+    });
+  } catch (err) {
+    return fail(io, `cannot patch crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${describeKubeError(err)}`);
+  }
+  writeLine(io.stdout, `crd/${GATEWAY_CRD_NAME} patched: added routability to ${where} (${loaded.server})`);
+  return EXIT_OK;
 }

@@ -3,6 +3,11 @@ export { selectClusterSources, startClusterSources, type SelectDeps } from './se
 export { readClusterSnapshot, type ClusterSnapshot, type SnapshotOptions } from './snapshot.js';
 export { startServiceCidrWatch, rangesFromServiceCidrs, isTerminating } from './service-cidrs.js';
 export { startIPAddressWatch, holderFromIPAddress } from './ip-addresses.js';
-export { findKubeconfig, loadKubeconfig, type KubeconfigOptions, type LoadedKubeconfig } from './kubeconfig.js';
+export {
+  findKubeconfig,
+  loadKubeconfig,
+  type KubeconfigOptions,
+  type LoadedKubeconfig,
+} from './kubeconfig.js';
 export { staticRangeSource, staticSources } from './static-source.js';
 export type { ClusterSources, RangeSource } from './types.js';

@@ -41,7 +41,9 @@ export function holdersFromIPAddresses(objects: readonly IPAddressObject[]): Map
   return out;
 }
 
-export function ipAddressLister(kc: KubeConfig): (version: string) => Promise<KubernetesListObject<IPAddressObject>> {
+export function ipAddressLister(
+  kc: KubeConfig,
+): (version: string) => Promise<KubernetesListObject<IPAddressObject>> {
   const v1 = kc.makeApiClient(NetworkingV1Api);
   return async () => (await v1.listIPAddress()) as KubernetesListObject<IPAddressObject>;
 }

@@ -32,7 +32,8 @@ export type KubeconfigSource =
 /** Which credentials would be used, without loading them; undefined when there are none. */
 export function findKubeconfig(options: KubeconfigOptions = {}): KubeconfigSource | undefined {
   const env = options.env ?? process.env;
-  if (options.kubeconfig !== undefined && options.kubeconfig !== '') return { kind: 'flag', path: options.kubeconfig };
+  if (options.kubeconfig !== undefined && options.kubeconfig !== '')
+    return { kind: 'flag', path: options.kubeconfig };
   if (env['KUBERNETES_SERVICE_HOST'] && env['KUBERNETES_SERVICE_PORT']) {
     if (existsSync(options.serviceAccountTokenFile ?? SERVICE_ACCOUNT_TOKEN)) return { kind: 'in-cluster' };
   }
@@ -101,7 +102,8 @@ export function loadKubeconfig(options: KubeconfigOptions = {}): LoadedKubeconfi
     throw new Error(`cannot load ${describeKubeconfigSource(source)}: ${oneLine(err)}`);
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error(`${describeKubeconfigSource(source)} has no current cluster (check current-context)`);
+  if (!cluster)
+    throw new Error(`${describeKubeconfigSource(source)} has no current cluster (check current-context)`);
   return {
     kc,
     source,

@@ -65,12 +65,17 @@ export async function selectClusterSources(deps: SelectDeps): Promise<ClusterSou
     const parsed = ServiceRanges.parse(config.serviceCidrs);
     if (!parsed.ok) throw new Error(parsed.error); // config.ts validated these already
     for (const r of parsed.ranges.all) metrics.serviceRanges.set({ cidr: r.cidr, terminating: 'false' }, 1);
-    log.info({ source: 'flag', ranges: parsed.ranges.key() }, 'service ranges from --service-cidr; no ServiceCIDR watch');
+    log.info(
+      { source: 'flag', ranges: parsed.ranges.key() },
+      'service ranges from --service-cidr; no ServiceCIDR watch',
+    );
     if (config.checkAllocatedIps !== true) return staticSources(parsed.ranges, 'flag --service-cidr');
     // Explicitly asked for: the IPAddress check can still use the cluster.
     const loaded = tryLoad(kubeconfigOptions, log);
     if (!loaded) {
-      log.warn('--check-allocated-ips: no usable Kubernetes credentials; the ClusterAddressAllocated rule is skipped');
+      log.warn(
+        '--check-allocated-ips: no usable Kubernetes credentials; the ClusterAddressAllocated rule is skipped',
+      );
       return staticSources(parsed.ranges, 'flag --service-cidr');
     }
     const ips = startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...backoff });
@@ -89,7 +94,10 @@ export async function selectClusterSources(deps: SelectDeps): Promise<ClusterSou
         { source: 'dev-default', ranges: DEV_SERVICE_CIDR },
         'no kubeconfig found; service ranges: --dev embedded default',
       );
-      return staticSources(fixed(DEV_SERVICE_CIDR), `--dev default ${DEV_SERVICE_CIDR} (no kubeconfig found)`);
+      return staticSources(
+        fixed(DEV_SERVICE_CIDR),
+        `--dev default ${DEV_SERVICE_CIDR} (no kubeconfig found)`,
+      );
     }
     const reason = `service ranges unknown: ${NO_KUBECONFIG_REASON}; ${SERVICE_CIDR_FLAG_HINT}, or --kubeconfig`;
     log.error(reason);
@@ -102,8 +110,14 @@ export async function selectClusterSources(deps: SelectDeps): Promise<ClusterSou
   } catch (err) {
     const reason = `service ranges unknown: ${oneLine(err)}; ${SERVICE_CIDR_FLAG_HINT}`;
     if (config.dev) {
-      log.warn({ err: oneLine(err), ranges: DEV_SERVICE_CIDR }, 'kubeconfig unusable; service ranges: --dev embedded default');
-      return staticSources(fixed(DEV_SERVICE_CIDR), `--dev default ${DEV_SERVICE_CIDR} (kubeconfig unusable)`);
+      log.warn(
+        { err: oneLine(err), ranges: DEV_SERVICE_CIDR },
+        'kubeconfig unusable; service ranges: --dev embedded default',
+      );
+      return staticSources(
+        fixed(DEV_SERVICE_CIDR),
+        `--dev default ${DEV_SERVICE_CIDR} (kubeconfig unusable)`,
+      );
     }
     log.error(reason);
     return unavailable(reason, {});
@@ -134,7 +148,9 @@ export function startClusterSources(
     { source: 'ServiceCIDR', cluster: loaded.description, checkAllocatedIps },
     'service ranges: watching the cluster’s ServiceCIDR objects',
   );
-  const ips = checkAllocatedIps ? startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...timing }) : undefined;
+  const ips = checkAllocatedIps
+    ? startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...timing })
+    : undefined;
   const ranges = startServiceCidrWatch({
     kc: loaded.kc,
     description: loaded.description,

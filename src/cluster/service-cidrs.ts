@@ -11,7 +11,8 @@ import type { ClusterMetrics } from './metrics.js';
 import type { RangeSource } from './types.js';
 import { startResourceWatch, type BackoffOptions } from './watch.js';
 
-export const SERVICE_CIDR_FLAG_HINT = 'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the cluster’s service range';
+export const SERVICE_CIDR_FLAG_HINT =
+  'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the cluster’s service range';
 
 /** The parts of a ServiceCIDR (v1 or v1beta1, typed or raw JSON) this module reads. */
 export interface ServiceCIDRObject extends KubernetesObject {
@@ -33,7 +34,8 @@ export function serviceCidrInputs(objects: readonly ServiceCIDRObject[]): Servic
   const sorted = [...objects].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   for (const obj of sorted) {
     const terminating = isTerminating(obj);
-    for (const cidr of obj.spec?.cidrs ?? []) if (typeof cidr === 'string') inputs.push({ cidr, terminating });
+    for (const cidr of obj.spec?.cidrs ?? [])
+      if (typeof cidr === 'string') inputs.push({ cidr, terminating });
   }
   return inputs;
 }
@@ -58,7 +60,9 @@ export function rangesFromServiceCidrs(objects: readonly ServiceCIDRObject[]): {
 }
 
 /** List calls for ServiceCIDRs per API version. */
-export function serviceCidrLister(kc: KubeConfig): (version: string) => Promise<KubernetesListObject<ServiceCIDRObject>> {
+export function serviceCidrLister(
+  kc: KubeConfig,
+): (version: string) => Promise<KubernetesListObject<ServiceCIDRObject>> {
   const v1 = kc.makeApiClient(NetworkingV1Api);
   const v1beta1 = kc.makeApiClient(NetworkingV1beta1Api);
   return async (version) => {
@@ -88,7 +92,8 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
     if (!objects) return;
     const next = rangesFromServiceCidrs(objects);
     const skips = next.skipped.join('; ');
-    if (skips !== '' && skips !== reportedSkips) log.warn({ skipped: next.skipped }, 'ServiceCIDR entries ignored');
+    if (skips !== '' && skips !== reportedSkips)
+      log.warn({ skipped: next.skipped }, 'ServiceCIDR entries ignored');
     reportedSkips = skips;
     const before = ranges?.key();
     const after = next.ranges.key();

@@ -2,7 +2,7 @@
  * One-shot read of the cluster's service ranges and allocated IPs, for
  * `check --from-cluster`: lists once, watches nothing.
  */
-import { ServiceRanges } from '../rules/networks.js';
+import type { ServiceRanges } from '../rules/networks.js';
 import type { AllocatedIPs } from '../rules/types.js';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
 import { holdersFromIPAddresses, ipAddressLister } from './ip-addresses.js';
@@ -38,7 +38,8 @@ export async function readClusterSnapshot(options: SnapshotOptions = {}): Promis
   let objects;
   for (const version of ['v1', 'v1beta1']) {
     try {
-      objects = (await withTimeout(listCidrs(version), timeoutMs, `list ServiceCIDRs at ${loaded.server}`)).items;
+      objects = (await withTimeout(listCidrs(version), timeoutMs, `list ServiceCIDRs at ${loaded.server}`))
+        .items;
       apiVersion = `networking.k8s.io/${version}`;
       break;
     } catch (err) {
@@ -58,7 +59,11 @@ export async function readClusterSnapshot(options: SnapshotOptions = {}): Promis
 
   let allocatedIPs: AllocatedIPs | undefined;
   try {
-    const list = await withTimeout(ipAddressLister(loaded.kc)('v1'), timeoutMs, `list IPAddresses at ${loaded.server}`);
+    const list = await withTimeout(
+      ipAddressLister(loaded.kc)('v1'),
+      timeoutMs,
+      `list IPAddresses at ${loaded.server}`,
+    );
     const holders = holdersFromIPAddresses(list.items);
     allocatedIPs = { holderOf: (ip) => holders.get(ip) };
   } catch (err) {

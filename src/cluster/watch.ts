@@ -7,7 +7,13 @@
  * before ever listing, and reports "absent" when none is served.
  */
 import { makeInformer } from '@kubernetes/client-node';
-import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import type {
+  Informer,
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  ObjectCache,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
 import type { ClusterMetrics } from './metrics.js';
@@ -75,7 +81,9 @@ export interface ResourceWatch<T extends KubernetesObject> {
   stop(): Promise<void>;
 }
 
-export function startResourceWatch<T extends KubernetesObject>(opts: ResourceWatchOptions<T>): ResourceWatch<T> {
+export function startResourceWatch<T extends KubernetesObject>(
+  opts: ResourceWatchOptions<T>,
+): ResourceWatch<T> {
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...opts.backoff };
   const log = opts.logger.child({ resource: `${opts.resource}.${opts.group}` });
   let state: WatchState = 'starting';
@@ -171,7 +179,10 @@ export function startResourceWatch<T extends KubernetesObject>(opts: ResourceWat
     if (status === 404 && data === undefined) {
       if (versionIndex + 1 < opts.versions.length) {
         log.info(
-          { apiVersion: `${opts.group}/${version}`, next: `${opts.group}/${opts.versions[versionIndex + 1]}` },
+          {
+            apiVersion: `${opts.group}/${version}`,
+            next: `${opts.group}/${opts.versions[versionIndex + 1]}`,
+          },
           'API version not served (404); trying the next one',
         );
         versionIndex++;

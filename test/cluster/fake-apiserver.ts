@@ -138,12 +138,18 @@ export class FakeApiServer {
   }
 
   /** Adds or replaces an object (ADDED / MODIFIED). Returns the new resourceVersion. */
-  put(resource: string, object: { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown>): string {
+  put(
+    resource: string,
+    object: { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown>,
+  ): string {
     const r = this.resource(resource);
     const name = object.metadata.name;
     const type = r.objects.has(name) ? 'MODIFIED' : 'ADDED';
     const rv = ++this.rv;
-    const stored: Obj = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } });
+    const stored: Obj = structuredClone({
+      ...object,
+      metadata: { ...object.metadata, resourceVersion: String(rv) },
+    });
     r.objects.set(name, stored);
     this.emit(resource, type, stored, rv);
     return String(rv);
@@ -155,13 +161,23 @@ export class FakeApiServer {
     if (!old) throw new Error(`fake apiserver: no ${resource} ${name}`);
     r.objects.delete(name);
     const rv = ++this.rv;
-    this.emit(resource, 'DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } }, rv);
+    this.emit(
+      resource,
+      'DELETED',
+      { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } },
+      rv,
+    );
   }
 
   /** Replaces the stored objects without emitting events (a change made while nobody watched). */
   setSilently(resource: string, objects: readonly Obj[]): void {
     const r = this.resource(resource);
-    r.objects = new Map(objects.map((o) => [String(o.metadata.name), structuredClone({ ...o, metadata: { ...o.metadata, resourceVersion: String(++this.rv) } })]));
+    r.objects = new Map(
+      objects.map((o) => [
+        String(o.metadata.name),
+        structuredClone({ ...o, metadata: { ...o.metadata, resourceVersion: String(++this.rv) } }),
+      ]),
+    );
   }
 
   watcherCount(resource: string): number {
@@ -253,13 +269,20 @@ export class FakeApiServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url);
     const query = Object.fromEntries(url.searchParams);
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'] });
+    this.requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query,
+      contentType: req.headers['content-type'],
+    });
     try {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) {
         this.send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
         return;
       }
-      const crd = /^\/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/([^/]+)$/.exec(url.pathname);
+      const crd = /^\/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/([^/]+)$/.exec(
+        url.pathname,
+      );
       if (crd) {
         this.handleCrd(req, res, decodeURIComponent(crd[1]!));
         return;
@@ -271,7 +294,8 @@ export class FakeApiServer {
         return;
       }
       const [, , version, resource] = m as unknown as [string, string, string, string];
-      if (query['watch'] === 'true') this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '');
+      if (query['watch'] === 'true')
+        this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '');
       else this.handleList(res, resource, version, r);
     } finally {
       this.notify();
@@ -281,7 +305,11 @@ export class FakeApiServer {
   private handleList(res: ServerResponse, resource: string, version: string, r: Resource): void {
     if (r.failLists.count > 0) {
       r.failLists.count--;
-      this.send(res, r.failLists.status, status(r.failLists.status, 'InternalError', 'injected list failure'));
+      this.send(
+        res,
+        r.failLists.status,
+        status(r.failLists.status, 'InternalError', 'injected list failure'),
+      );
       return;
     }
     this.send(res, 200, {
@@ -292,7 +320,13 @@ export class FakeApiServer {
     });
   }
 
-  private handleWatch(res: ServerResponse, resource: string, version: string, r: Resource, fromText: string): void {
+  private handleWatch(
+    res: ServerResponse,
+    resource: string,
+    version: string,
+    r: Resource,
+    fromText: string,
+  ): void {
     const from = Number(fromText || '0');
     const gone = r.goneNextWatch ?? (from > 0 && from < this.compactedBelow ? 'event' : undefined);
     r.goneNextWatch = undefined;
@@ -302,11 +336,14 @@ export class FakeApiServer {
     }
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     if (gone === 'event') {
-      res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from}`) })}\n`);
+      res.end(
+        `${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from}`) })}\n`,
+      );
       return;
     }
     const watcher: Watcher = { resource, version, res };
-    for (const e of this.history) if (e.resource === resource && e.rv > from) this.writeEvent(watcher, e.type, e.object);
+    for (const e of this.history)
+      if (e.resource === resource && e.rv > from) this.writeEvent(watcher, e.type, e.object);
     res.flushHeaders();
     this.watchers.add(watcher);
     res.on('close', () => {
@@ -318,7 +355,11 @@ export class FakeApiServer {
   private handleCrd(req: IncomingMessage, res: ServerResponse, name: string): void {
     const crd = this.crds.get(name);
     if (!crd) {
-      this.send(res, 404, status(404, 'NotFound', `customresourcedefinitions.apiextensions.k8s.io "${name}" not found`));
+      this.send(
+        res,
+        404,
+        status(404, 'NotFound', `customresourcedefinitions.apiextensions.k8s.io "${name}" not found`),
+      );
       return;
     }
     if (req.method === 'GET') {
@@ -333,10 +374,18 @@ export class FakeApiServer {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.headers['content-type'] !== 'application/json-patch+json') {
-        this.send(res, 415, status(415, 'UnsupportedMediaType', `unsupported patch type ${req.headers['content-type']}`));
+        this.send(
+          res,
+          415,
+          status(415, 'UnsupportedMediaType', `unsupported patch type ${req.headers['content-type']}`),
+        );
         return;
       }
-      const ops = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { op: string; path: string; value?: unknown }[];
+      const ops = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        op: string;
+        path: string;
+        value?: unknown;
+      }[];
       const next = structuredClone(crd);
       for (const op of ops) {
         const error = applyOp(next, op);
@@ -367,7 +416,9 @@ function applyOp(doc: unknown, op: { op: string; path: string; value?: unknown }
   const container = parent as Record<string, unknown>;
   if (last === undefined) return `path ${op.path}: empty`;
   if (op.op === 'test')
-    return JSON.stringify(container[last]) === JSON.stringify(op.value) ? undefined : `test failed at ${op.path}`;
+    return JSON.stringify(container[last]) === JSON.stringify(op.value)
+      ? undefined
+      : `test failed at ${op.path}`;
   if (op.op === 'add' || op.op === 'replace') {
     container[last] = op.value;
     return undefined;
@@ -383,14 +434,31 @@ export function serviceCidr(
   return {
     metadata: {
       name,
-      ...(opts.terminating === 'deletionTimestamp' ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['networking.k8s.io/service-cidr-finalizer'] } : {}),
+      ...(opts.terminating === 'deletionTimestamp'
+        ? {
+            deletionTimestamp: '2026-01-01T00:00:00Z',
+            finalizers: ['networking.k8s.io/service-cidr-finalizer'],
+          }
+        : {}),
     },
     spec: { cidrs: [...cidrs] },
     status: {
       conditions: [
         opts.terminating === 'condition'
-          ? { type: 'Ready', status: 'False', reason: 'Terminating', message: 'being deleted', lastTransitionTime: '2026-01-01T00:00:00Z' }
-          : { type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+          ? {
+              type: 'Ready',
+              status: 'False',
+              reason: 'Terminating',
+              message: 'being deleted',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            }
+          : {
+              type: 'Ready',
+              status: 'True',
+              reason: '',
+              message: '',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
       ],
     },
   };

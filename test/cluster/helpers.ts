@@ -7,10 +7,19 @@ import { selectClusterSources } from '../../src/cluster/select.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { validateGateway, type ValidationResult } from '../../src/rules/index.js';
 
-export const FAST_BACKOFF = { initialMs: 20, maxMs: 200, resetAfterMs: 10_000, absentRetryMs: 60_000, listTimeoutMs: 5_000 };
+export const FAST_BACKOFF = {
+  initialMs: 20,
+  maxMs: 200,
+  resetAfterMs: 10_000,
+  absentRetryMs: 60_000,
+  listTimeoutMs: 5_000,
+};
 
 export function serveConfig(args: readonly string[]): ServeConfig {
-  const parsed = parseServeConfig(['--tls-cert-file', 'unused.crt', '--tls-private-key-file', 'unused.key', ...args], {});
+  const parsed = parseServeConfig(
+    ['--tls-cert-file', 'unused.crt', '--tls-private-key-file', 'unused.key', ...args],
+    {},
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
 }
@@ -25,7 +34,8 @@ export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const text of chunk.toString('utf8').split('\n')) if (text.trim()) lines.push(JSON.parse(text) as LogLine);
+      for (const text of chunk.toString('utf8').split('\n'))
+        if (text.trim()) lines.push(JSON.parse(text) as LogLine);
       done();
     },
   });

@@ -15,12 +15,23 @@ async function start(args: readonly string[] = []): Promise<Harness> {
 beforeEach(async () => {
   fake = await FakeApiServer.start();
   fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16', 'fd00:10:96::/112']));
-  fake.put('ipaddresses', ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }));
   fake.put(
     'ipaddresses',
-    ipAddress('10.96.0.50', { group: 'gateway.networking.k8s.io', resource: 'gateways', namespace: 'default', name: 'gw' }),
+    ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }),
   );
-  fake.put('ipaddresses', ipAddress('fd00:10:96::a', { resource: 'services', namespace: 'default', name: 'v6' }));
+  fake.put(
+    'ipaddresses',
+    ipAddress('10.96.0.50', {
+      group: 'gateway.networking.k8s.io',
+      resource: 'gateways',
+      namespace: 'default',
+      name: 'gw',
+    }),
+  );
+  fake.put(
+    'ipaddresses',
+    ipAddress('fd00:10:96::a', { resource: 'services', namespace: 'default', name: 'v6' }),
+  );
 });
 
 afterEach(async () => {
@@ -64,13 +75,26 @@ describe('IPAddress watch (allocated ClusterIPs)', () => {
     const h = await start();
     await eventually(() => h.sources.allocatedIPs!.ready(), 'IPAddress list');
     await fake.until(() => fake.watcherCount('ipaddresses') === 1, 'an IPAddress watch');
-    fake.put('ipaddresses', ipAddress('10.96.0.20', { resource: 'services', namespace: 'apps', name: 'web' }));
+    fake.put(
+      'ipaddresses',
+      ipAddress('10.96.0.20', { resource: 'services', namespace: 'apps', name: 'web' }),
+    );
     await eventually(() => !decide(h, '10.96.0.20').allowed, 'ADDED IPAddress to deny 10.96.0.20');
-    fake.put('ipaddresses', ipAddress('10.96.0.20', { group: 'gateway.networking.k8s.io', resource: 'gateways', namespace: 'default', name: 'gw' }));
+    fake.put(
+      'ipaddresses',
+      ipAddress('10.96.0.20', {
+        group: 'gateway.networking.k8s.io',
+        resource: 'gateways',
+        namespace: 'default',
+        name: 'gw',
+      }),
+    );
     await eventually(() => decide(h, '10.96.0.20').allowed, 'MODIFIED IPAddress now held by this Gateway');
     fake.remove('ipaddresses', '10.96.0.10');
     await eventually(() => decide(h, '10.96.0.10').allowed, 'DELETED IPAddress to free 10.96.0.10');
-    expect(await h.registry.metrics()).toMatch(/routability_webhook_watch_last_sync_timestamp_seconds\{resource="ipaddresses"\} \d+/);
+    expect(await h.registry.metrics()).toMatch(
+      /routability_webhook_watch_last_sync_timestamp_seconds\{resource="ipaddresses"\} \d+/,
+    );
   });
 
   it('skips the rule, and says so once, when the IPAddress API is absent', async () => {
@@ -110,7 +134,12 @@ describe('IPAddress watch (allocated ClusterIPs)', () => {
     expect(decide(h, '10.96.0.10').allowed).toBe(false);
     await fake.until(() => fake.listCount('ipaddresses') === 3, 'the restart');
     // The counter goes up before the restarted informer lists.
-    expect(await h.registry.metrics()).toContain('routability_webhook_watch_restarts_total{resource="ipaddresses"} 1');
-    await eventually(() => h.sources.allocatedIPs!.holderOf('10.96.0.10') !== undefined, 'relisted allocations');
+    expect(await h.registry.metrics()).toContain(
+      'routability_webhook_watch_restarts_total{resource="ipaddresses"} 1',
+    );
+    await eventually(
+      () => h.sources.allocatedIPs!.holderOf('10.96.0.10') !== undefined,
+      'relisted allocations',
+    );
   });
 });

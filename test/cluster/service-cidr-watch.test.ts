@@ -34,7 +34,9 @@ describe('ServiceCIDR watch', () => {
     const h = await start();
     const first = h.sources.ranges.readiness();
     expect(first.ready).toBe(false);
-    expect(first.reason).toMatch(/^waiting for first list of ServiceCIDRs from kubeconfig .* \(--kubeconfig\), server http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.reason).toMatch(
+      /^waiting for first list of ServiceCIDRs from kubeconfig .* \(--kubeconfig\), server http:\/\/127\.0\.0\.1:\d+$/,
+    );
     expect(h.sources.ranges.current()).toBeUndefined();
 
     await ready(h);
@@ -43,16 +45,27 @@ describe('ServiceCIDR watch', () => {
       source: 'cluster ServiceCIDR objects',
       ranges: ['10.100.0.0/16', 'fd00:10:96::/112', '10.96.0.0/16'],
       terminating: [],
-      watch: { resource: 'servicecidrs.networking.k8s.io', apiVersion: 'networking.k8s.io/v1', state: 'synced', restarts: 0 },
+      watch: {
+        resource: 'servicecidrs.networking.k8s.io',
+        apiVersion: 'networking.k8s.io/v1',
+        state: 'synced',
+        restarts: 0,
+      },
     });
     expect(decide(h, '10.96.0.20').allowed).toBe(true);
     expect(decide(h, 'fd00:10:96::20').allowed).toBe(true);
     expect(decide(h, '10.200.0.20').allowed).toBe(false);
 
     const metrics = await h.registry.metrics();
-    expect(metrics).toContain('routability_webhook_service_ranges{cidr="10.96.0.0/16",terminating="false"} 1');
-    expect(metrics).toContain('routability_webhook_service_ranges{cidr="fd00:10:96::/112",terminating="false"} 1');
-    expect(metrics).toMatch(/routability_webhook_watch_last_sync_timestamp_seconds\{resource="servicecidrs"\} \d+/);
+    expect(metrics).toContain(
+      'routability_webhook_service_ranges{cidr="10.96.0.0/16",terminating="false"} 1',
+    );
+    expect(metrics).toContain(
+      'routability_webhook_service_ranges{cidr="fd00:10:96::/112",terminating="false"} 1',
+    );
+    expect(metrics).toMatch(
+      /routability_webhook_watch_last_sync_timestamp_seconds\{resource="servicecidrs"\} \d+/,
+    );
     expect(h.lines.some((l) => l.msg === 'service ranges from the cluster’s ServiceCIDRs')).toBe(true);
     // One list, then one watch from its resourceVersion.
     expect(fake.listCount('servicecidrs', 'v1')).toBe(1);
@@ -64,7 +77,9 @@ describe('ServiceCIDR watch', () => {
     await ready(h);
     await fake.until(() => fake.watcherCount('servicecidrs') === 1, 'a ServiceCIDR watch');
     expect(decide(h, '10.100.0.5').allowed).toBe(false);
-    expect(decide(h, '10.100.0.5').message).toContain('routability Cluster requires an address inside the service range (10.96.0.0/16)');
+    expect(decide(h, '10.100.0.5').message).toContain(
+      'routability Cluster requires an address inside the service range (10.96.0.0/16)',
+    );
 
     const latencies: number[] = [];
     const timeChange = async (change: () => void, predicate: () => boolean, what: string): Promise<void> => {
@@ -117,7 +132,10 @@ describe('ServiceCIDR watch', () => {
       const h = await start();
       await ready(h);
       expect(h.sources.ranges.current()!.key()).toBe('10.96.0.0/16,10.200.0.0/16(terminating)');
-      expect(h.sources.ranges.describe()).toMatchObject({ ranges: ['10.96.0.0/16'], terminating: ['10.200.0.0/16'] });
+      expect(h.sources.ranges.describe()).toMatchObject({
+        ranges: ['10.96.0.0/16'],
+        terminating: ['10.200.0.0/16'],
+      });
       const cluster = decide(h, '10.200.0.9');
       expect(cluster.allowed).toBe(false);
       expect(cluster.message).toContain('10.200.0.0/16 is being deleted and takes no new addresses');
@@ -136,7 +154,10 @@ describe('ServiceCIDR watch', () => {
     await fake.until(() => fake.watcherCount('servicecidrs') === 1, 'a ServiceCIDR watch');
     expect(decide(h, '10.200.0.9').allowed).toBe(true);
     fake.put('servicecidrs', serviceCidr('old', ['10.200.0.0/16'], { terminating: 'deletionTimestamp' }));
-    await eventually(() => !decide(h, '10.200.0.9').allowed, 'terminating range refusing new Cluster addresses');
+    await eventually(
+      () => !decide(h, '10.200.0.9').allowed,
+      'terminating range refusing new Cluster addresses',
+    );
   });
 
   it('falls back to networking.k8s.io/v1beta1 when v1 answers 404, and watches it', async () => {
@@ -147,7 +168,11 @@ describe('ServiceCIDR watch', () => {
     expect(fake.listCount('servicecidrs', 'v1')).toBe(1);
     expect(fake.listCount('servicecidrs', 'v1beta1')).toBe(1);
     await fake.until(() => fake.watcherCount('servicecidrs') === 1, 'a v1beta1 watch');
-    expect(fake.requests.some((r) => r.path === '/apis/networking.k8s.io/v1beta1/servicecidrs' && r.query['watch'] === 'true')).toBe(true);
+    expect(
+      fake.requests.some(
+        (r) => r.path === '/apis/networking.k8s.io/v1beta1/servicecidrs' && r.query['watch'] === 'true',
+      ),
+    ).toBe(true);
     fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
     await eventually(() => decide(h, '10.100.0.5').allowed, 'v1beta1 ADDED event reaching the rules');
   });
@@ -155,7 +180,10 @@ describe('ServiceCIDR watch', () => {
   it('stays not ready, naming the flag to set, when neither v1 nor v1beta1 is served', async () => {
     fake.serveVersions('servicecidrs', []);
     const h = await start();
-    await eventually(() => /serves no ServiceCIDR API/.test(h.sources.ranges.readiness().reason ?? ''), 'absent reason');
+    await eventually(
+      () => /serves no ServiceCIDR API/.test(h.sources.ranges.readiness().reason ?? ''),
+      'absent reason',
+    );
     const r = h.sources.ranges.readiness();
     expect(r.ready).toBe(false);
     expect(r.reason).toContain('set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR)');
@@ -168,7 +196,10 @@ describe('ServiceCIDR watch', () => {
   it('is not ready while the cluster has no ServiceCIDR objects at all', async () => {
     fake.remove('servicecidrs', 'kubernetes');
     const h = await start();
-    await eventually(() => /no ServiceCIDR objects/.test(h.sources.ranges.readiness().reason ?? ''), 'empty reason');
+    await eventually(
+      () => /no ServiceCIDR objects/.test(h.sources.ranges.readiness().reason ?? ''),
+      'empty reason',
+    );
     expect(h.sources.ranges.readiness().reason).toContain('--service-cidr');
   });
 
@@ -234,8 +265,12 @@ describe('ServiceCIDR watch', () => {
       'the watch to recover',
     );
     expect(fake.listCount('servicecidrs')).toBe(4); // first, failed, failed, good
-    expect(await h.registry.metrics()).toContain('routability_webhook_watch_restarts_total{resource="servicecidrs"} 2');
-    const warnings = h.lines.filter((l) => l.msg === 'watch failed; keeping the last known objects and restarting');
+    expect(await h.registry.metrics()).toContain(
+      'routability_webhook_watch_restarts_total{resource="servicecidrs"} 2',
+    );
+    const warnings = h.lines.filter(
+      (l) => l.msg === 'watch failed; keeping the last known objects and restarting',
+    );
     expect(warnings.map((w) => w['retryInMs'])).toEqual([20, 40]);
     fake.put('servicecidrs', serviceCidr('later', ['10.101.0.0/16']));
     await eventually(() => decide(h, '10.101.0.5').allowed, 'events after recovery');
@@ -244,8 +279,13 @@ describe('ServiceCIDR watch', () => {
   it('reports list failures before the first list in the readiness reason, then becomes ready', async () => {
     fake.failLists('servicecidrs', 1, 403);
     const h = await start();
-    await eventually(() => /last attempt: HTTP 403/.test(h.sources.ranges.readiness().reason ?? ''), 'reason with 403');
-    expect(h.sources.ranges.readiness().reason).toMatch(/^waiting for first list of ServiceCIDRs .*forbidden/);
+    await eventually(
+      () => /last attempt: HTTP 403/.test(h.sources.ranges.readiness().reason ?? ''),
+      'reason with 403',
+    );
+    expect(h.sources.ranges.readiness().reason).toMatch(
+      /^waiting for first list of ServiceCIDRs .*forbidden/,
+    );
     await ready(h);
   });
 });
@@ -272,7 +312,9 @@ describe('source selection', () => {
     harnesses.push(h);
     expect(h.sources.ranges.readiness()).toEqual({
       ready: false,
-      reason: expect.stringMatching(/no Kubernetes credentials found .*set --service-cidr \(ROUTABILITY_WEBHOOK_SERVICE_CIDR\)/),
+      reason: expect.stringMatching(
+        /no Kubernetes credentials found .*set --service-cidr \(ROUTABILITY_WEBHOOK_SERVICE_CIDR\)/,
+      ),
     });
   });
 
@@ -290,11 +332,16 @@ describe('source selection', () => {
     expect(viaEnv.sources.ranges.current()!.key()).toBe('10.96.0.0/16');
 
     await mkdir(join(home, '.kube'));
-    await writeFile(join(home, '.kube', 'config'), await (await import('node:fs/promises')).readFile(fake.kubeconfigPath));
+    await writeFile(
+      join(home, '.kube', 'config'),
+      await (await import('node:fs/promises')).readFile(fake.kubeconfigPath),
+    );
     const viaHome = await startSources(['--dev'], { env: {}, home });
     harnesses.push(viaHome);
     await ready(viaHome);
-    expect(viaHome.sources.ranges.describe()).toMatchObject({ cluster: expect.stringContaining(join(home, '.kube', 'config')) });
+    expect(viaHome.sources.ranges.describe()).toMatchObject({
+      cluster: expect.stringContaining(join(home, '.kube', 'config')),
+    });
   });
 
   it('an unreadable --kubeconfig: not ready, saying which file', async () => {

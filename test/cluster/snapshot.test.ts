@@ -11,7 +11,10 @@ beforeEach(async () => {
   fake = await FakeApiServer.start();
   fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
   fake.put('servicecidrs', serviceCidr('old', ['10.200.0.0/16'], { terminating: 'condition' }));
-  fake.put('ipaddresses', ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }));
+  fake.put(
+    'ipaddresses',
+    ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }),
+  );
 });
 
 afterEach(async () => {
@@ -21,7 +24,7 @@ afterEach(async () => {
 describe('readClusterSnapshot (check --from-cluster)', () => {
   it('lists ServiceCIDRs and IPAddresses once, without watching', async () => {
     const snap = await readClusterSnapshot({ kubeconfig: fake.kubeconfigPath });
-    expect(snap.ranges.key()).toBe('10.96.0.0/16,10.200.0.0/16(terminating)') // sorted by object name;
+    expect(snap.ranges.key()).toBe('10.96.0.0/16,10.200.0.0/16(terminating)'); // sorted by object name;
     expect(snap.allocatedIPs?.holderOf('10.96.0.10')).toEqual({
       group: '',
       resource: 'services',
