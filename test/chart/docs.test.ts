@@ -21,7 +21,10 @@ const readme = readFileSync(join(chartDir, 'README.md'), 'utf8');
 const schema = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8'));
 
 describe('chart README', () => {
-  const valuesSection = readme.slice(readme.indexOf('\n## Values'), readme.indexOf('\n## ', readme.indexOf('\n## Values') + 1));
+  const valuesSection = readme.slice(
+    readme.indexOf('\n## Values'),
+    readme.indexOf('\n## ', readme.indexOf('\n## Values') + 1),
+  );
   const documented = new Set([...valuesSection.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]));
 
   it('has a table row for every value (or for the block that holds it)', () => {
@@ -60,7 +63,10 @@ describe('values.schema.json', () => {
 
   it('closes every object it describes (unknown keys are errors)', () => {
     const open: string[] = [];
-    const walk = (node: { properties?: Record<string, unknown>; additionalProperties?: unknown }, path: string) => {
+    const walk = (
+      node: { properties?: Record<string, unknown>; additionalProperties?: unknown },
+      path: string,
+    ) => {
       if (!node.properties) return;
       if (node.additionalProperties !== false) open.push(path || '(root)');
       for (const [k, v] of Object.entries(node.properties)) walk(v as typeof node, path ? `${path}.${k}` : k);
@@ -80,8 +86,12 @@ describe('NOTES.txt', () => {
   });
 
   it('tells how to recover when the webhook is down: delete both configurations', () => {
-    expect(notes).toMatch(/kubectl delete validatingwebhookconfiguration \{\{ include "grw\.validatingConfigurationName" \. \}\}/);
-    expect(notes).toMatch(/kubectl delete mutatingwebhookconfiguration \{\{ include "grw\.mutatingConfigurationName" \. \}\}/);
+    expect(notes).toMatch(
+      /kubectl delete validatingwebhookconfiguration \{\{ include "grw\.validatingConfigurationName" \. \}\}/,
+    );
+    expect(notes).toMatch(
+      /kubectl delete mutatingwebhookconfiguration \{\{ include "grw\.mutatingConfigurationName" \. \}\}/,
+    );
     expect(notes).toContain('failed calling webhook');
   });
 });

@@ -15,7 +15,12 @@ export const FULLNAME = `${RELEASE}-gateway-routability-webhook`;
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   // Rendered manifests are checked field by field; `any` keeps those assertions readable.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   [key: string]: any;
@@ -105,7 +110,8 @@ export function templateArgs(opts: RenderOptions = {}): string[] {
     args.push('--values', path);
   }
   for (const [key, value] of Object.entries(opts.set ?? {})) args.push('--set-string', `${key}=${value}`);
-  for (const [key, value] of Object.entries(opts.setJson ?? {})) args.push('--set-json', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(opts.setJson ?? {}))
+    args.push('--set-json', `${key}=${JSON.stringify(value)}`);
   return [...args, ...(opts.extraArgs ?? [])];
 }
 

@@ -1,7 +1,10 @@
 // Every rendered manifest validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline).
 // cert-manager and Prometheus Operator resources are not in kubernetes-models: their structure is
 // checked by hand against the fields those operators require.
-import { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
@@ -44,7 +47,9 @@ function checkCustomResource(obj: K8sObject): string[] {
   };
   switch (`${obj.apiVersion}/${obj.kind}`) {
     case 'cert-manager.io/v1/Issuer': {
-      const kinds = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter((k) => obj.spec?.[k] !== undefined);
+      const kinds = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter(
+        (k) => obj.spec?.[k] !== undefined,
+      );
       need(kinds.length === 1, `exactly one issuer type, got ${kinds.join(',') || 'none'}`);
       if (obj.spec?.ca) need(typeof obj.spec.ca.secretName === 'string', 'spec.ca.secretName');
       break;
@@ -54,13 +59,17 @@ function checkCustomResource(obj: K8sObject): string[] {
       need(typeof spec.secretName === 'string' && DNS_SUBDOMAIN.test(spec.secretName), 'spec.secretName');
       need(typeof spec.issuerRef?.name === 'string', 'spec.issuerRef.name');
       need(['Issuer', 'ClusterIssuer'].includes(spec.issuerRef?.kind), 'spec.issuerRef.kind');
-      need(spec.isCA === true || (Array.isArray(spec.dnsNames) && spec.dnsNames.length > 0), 'dnsNames on a leaf');
+      need(
+        spec.isCA === true || (Array.isArray(spec.dnsNames) && spec.dnsNames.length > 0),
+        'dnsNames on a leaf',
+      );
       for (const key of ['duration', 'renewBefore']) {
         if (spec[key] !== undefined) need(DURATION.test(spec[key]), `spec.${key} is a Go duration`);
       }
       if (spec.privateKey) {
         need(['RSA', 'ECDSA', 'Ed25519'].includes(spec.privateKey.algorithm), 'privateKey.algorithm');
-        if (spec.privateKey.size !== undefined) need(Number.isInteger(spec.privateKey.size), 'privateKey.size');
+        if (spec.privateKey.size !== undefined)
+          need(Number.isInteger(spec.privateKey.size), 'privateKey.size');
       }
       break;
     }
@@ -81,7 +90,8 @@ function checkCustomResource(obj: K8sObject): string[] {
           need(typeof rule.alert === 'string' || typeof rule.record === 'string', 'rule alert/record');
           need(typeof rule.expr === 'string' && rule.expr.length > 0, 'rule expr');
           if (rule.for !== undefined) need(DURATION.test(rule.for), 'rule for');
-          for (const v of Object.values({ ...rule.labels, ...rule.annotations })) need(typeof v === 'string', 'string labels');
+          for (const v of Object.values({ ...rule.labels, ...rule.annotations }))
+            need(typeof v === 'string', 'string labels');
         }
       }
       break;
@@ -92,7 +102,10 @@ function checkCustomResource(obj: K8sObject): string[] {
   return problems;
 }
 
-const valueSets: Array<[string, string[]]> = [['defaults', []], ...ciValuesFiles.map((f): [string, string[]] => [f, [f]])];
+const valueSets: Array<[string, string[]]> = [
+  ['defaults', []],
+  ...ciValuesFiles.map((f): [string, string[]] => [f, [f]]),
+];
 
 describe.skipIf(skipReason !== undefined)('rendered manifests validate against Kubernetes schemas', () => {
   it.each(valueSets)('%s', async (_label, valuesFiles) => {
@@ -115,7 +128,8 @@ describe.skipIf(skipReason !== undefined)('rendered manifests validate against K
       } else {
         expect(checkCustomResource(doc), id).toEqual([]);
       }
-      if (doc.kind === 'Service') expect(doc.metadata.name, 'Service names are DNS-1035 labels').toMatch(DNS_LABEL);
+      if (doc.kind === 'Service')
+        expect(doc.metadata.name, 'Service names are DNS-1035 labels').toMatch(DNS_LABEL);
     }
   });
 

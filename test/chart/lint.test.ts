@@ -9,11 +9,13 @@ if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
 
 describe.skipIf(skipReason !== undefined)('helm lint --strict', () => {
   it('every ci/ values file is exercised by the chart tests', () => {
-    const onDisk = readdirSync(ciDir).filter((f) => f.endsWith('.yaml')).sort();
+    const onDisk = readdirSync(ciDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(onDisk).toEqual([...ciValuesFiles].sort());
   });
 
-  it.each([['(defaults)'], ...ciValuesFiles.map((f) => [f])])('passes with %s', async (file) => {
+  it.each<string>(['(defaults)', ...ciValuesFiles])('passes with %s', async (file) => {
     const args = ['lint', '--strict', '.', '--namespace', 'gateway-routability'];
     if (file !== '(defaults)') args.push('--values', join(ciDir, file));
     const result = await helm(args);
@@ -37,9 +39,17 @@ describe.skipIf(skipReason !== undefined)('values.schema.json rejects bad values
     ['an unknown top-level key', { replicas: 2 }, /Additional property replicas is not allowed/],
     ['a misspelt nested key', { webhook: { logLevl: 'debug' } }, /Additional property logLevl/],
     ['an unknown spec policy', { 'webhook.specPolicy': 'deny' }, /webhook\.specPolicy must be one of/],
-    ['an unknown status policy', { 'webhook.statusPolicy': 'Enforce' }, /webhook\.statusPolicy must be one of/],
+    [
+      'an unknown status policy',
+      { 'webhook.statusPolicy': 'Enforce' },
+      /webhook\.statusPolicy must be one of/,
+    ],
     ['an unknown log level', { 'webhook.logLevel': 'verbose' }, /webhook\.logLevel must be one of/],
-    ['a non-boolean allocated-IP check', { 'webhook.checkAllocatedIPs': 'yes' }, /checkAllocatedIPs: Invalid type/],
+    [
+      'a non-boolean allocated-IP check',
+      { 'webhook.checkAllocatedIPs': 'yes' },
+      /checkAllocatedIPs: Invalid type/,
+    ],
     ['a port out of range', { 'webhook.port': 70000 }, /webhook\.port/],
     ['a service CIDR that is not a CIDR', { 'webhook.serviceCIDRs': ['10.96.0.0'] }, /serviceCIDRs\.0/],
     ['serviceCIDRs as a string', { 'webhook.serviceCIDRs': '10.96.0.0/12' }, /serviceCIDRs: Invalid type/],
@@ -49,7 +59,11 @@ describe.skipIf(skipReason !== undefined)('values.schema.json rejects bad values
       /allowedRoutabilities\.0/,
     ],
     ['a cluster domain with upper case', { 'webhook.clusterDomain': 'Cluster.Local' }, /clusterDomain/],
-    ['a failure policy other than Fail/Ignore', { 'validatingWebhook.failurePolicy': 'Deny' }, /failurePolicy/],
+    [
+      'a failure policy other than Fail/Ignore',
+      { 'validatingWebhook.failurePolicy': 'Deny' },
+      /failurePolicy/,
+    ],
     ['a timeout above 30 seconds', { 'validatingWebhook.timeoutSeconds': 31 }, /timeoutSeconds/],
     ['a timeout of 0', { 'mutatingWebhook.timeoutSeconds': 0 }, /timeoutSeconds/],
     ['a webhook path without a slash', { 'validatingWebhook.path': 'validate' }, /path/],
@@ -60,7 +74,11 @@ describe.skipIf(skipReason !== undefined)('values.schema.json rejects bad values
       { 'metrics.prometheusRule.denyRateThreshold': 50 },
       /denyRateThreshold/,
     ],
-    ['a cert-manager issuer kind typo', { 'tls.certManager.issuerRef': { name: 'x', kind: 'Issuers' } }, /kind/],
+    [
+      'a cert-manager issuer kind typo',
+      { 'tls.certManager.issuerRef': { name: 'x', kind: 'Issuers' } },
+      /kind/,
+    ],
   ];
 
   it.each(cases)('rejects %s', async (_label, values, message) => {
@@ -103,13 +121,13 @@ describe.skipIf(skipReason !== undefined)('render-time checks', () => {
         'lifecycle.terminationGracePeriodSeconds': 35,
       },
     });
-    expect(docs.find((d) => d.kind === 'Deployment')?.spec.template.spec.terminationGracePeriodSeconds).toBe(35);
+    expect(docs.find((d) => d.kind === 'Deployment')?.spec.template.spec.terminationGracePeriodSeconds).toBe(
+      35,
+    );
   });
 
   it('existingSecret mode needs a Secret name and a caBundle', async () => {
-    expect(await renderError({ set: { 'tls.mode': 'existingSecret' } })).toMatch(
-      /tls\.existingSecret\.name/,
-    );
+    expect(await renderError({ set: { 'tls.mode': 'existingSecret' } })).toMatch(/tls\.existingSecret\.name/);
     expect(
       await renderError({ set: { 'tls.mode': 'existingSecret', 'tls.existingSecret.name': 'mine' } }),
     ).toMatch(/tls\.existingSecret\.caBundle/);

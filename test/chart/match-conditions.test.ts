@@ -43,7 +43,9 @@ describe('unguardedSelections (the checker itself)', () => {
 
   it('accepts reads guarded by has() on every step', () => {
     expect(
-      unguardedSelections('has(object.spec) && has(object.spec.addresses) && object.spec.addresses.exists(a, has(a.routability))'),
+      unguardedSelections(
+        'has(object.spec) && has(object.spec.addresses) && object.spec.addresses.exists(a, has(a.routability))',
+      ),
     ).toEqual([]);
   });
 });
@@ -71,10 +73,14 @@ describe.skipIf(skipReason !== undefined)('rendered matchConditions', () => {
       expression: string;
     }>;
     // The spec condition lets status requests through (the other condition decides for them) ...
-    expect(spec?.expression).toMatch(/^\(has\(request\.subResource\) && request\.subResource == 'status'\) \|\|/);
+    expect(spec?.expression).toMatch(
+      /^\(has\(request\.subResource\) && request\.subResource == 'status'\) \|\|/,
+    );
     expect(spec?.expression).toContain('object.spec.addresses.exists(a, has(a.routability))');
     // ... and the status condition lets main-resource requests through.
-    expect(status?.expression).toMatch(/^!\(has\(request\.subResource\) && request\.subResource == 'status'\) \|\|/);
+    expect(status?.expression).toMatch(
+      /^!\(has\(request\.subResource\) && request\.subResource == 'status'\) \|\|/,
+    );
     expect(status?.expression).toContain('size(object.status.addresses) > 0');
     expect(status?.expression).toContain("c.type == 'AddressesAssigned'");
     // oldObject is deliberately not consulted (ratcheting only concerns entries still in object).
@@ -84,7 +90,9 @@ describe.skipIf(skipReason !== undefined)('rendered matchConditions', () => {
 
   it('mutating: only status with an address lacking routability', async () => {
     const docs = await render();
-    const [cond] = one(docs, 'MutatingWebhookConfiguration').webhooks[0].matchConditions as Array<{ expression: string }>;
+    const [cond] = one(docs, 'MutatingWebhookConfiguration').webhooks[0].matchConditions as Array<{
+      expression: string;
+    }>;
     expect(cond?.expression).toContain('object.status.addresses.exists(a, !has(a.routability))');
   });
 });

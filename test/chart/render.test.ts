@@ -40,7 +40,14 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
       ].sort(),
     );
     for (const d of docs) {
-      if (!['ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].includes(d.kind)) {
+      if (
+        ![
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'ValidatingWebhookConfiguration',
+          'MutatingWebhookConfiguration',
+        ].includes(d.kind)
+      ) {
         expect(d.metadata.namespace, `${d.kind} namespace`).toBe(NAMESPACE);
       }
       expect(d.metadata.labels?.['app.kubernetes.io/instance']).toBe('rw');
@@ -176,7 +183,11 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['list', 'watch'] },
     ]);
     const binding = one(docs, 'ClusterRoleBinding');
-    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+    expect(binding.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: role.metadata.name,
+    });
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: one(docs, 'ServiceAccount').metadata.name, namespace: NAMESPACE },
     ]);
@@ -195,7 +206,12 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
       expect(wh.failurePolicy).toBe('Fail');
       expect(wh.timeoutSeconds).toBe(5);
       expect(wh.objectSelector).toBeUndefined();
-      expect(wh.clientConfig.service).toEqual({ name: FULLNAME, namespace: NAMESPACE, path: '/validate', port: 443 });
+      expect(wh.clientConfig.service).toEqual({
+        name: FULLNAME,
+        namespace: NAMESPACE,
+        path: '/validate',
+        port: 443,
+      });
       expect(wh.clientConfig.url).toBeUndefined();
     });
 
@@ -222,7 +238,9 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     it('excludes kube-system and its own namespace', () => {
       const { namespaceSelector } = one(docs, 'ValidatingWebhookConfiguration').webhooks[0];
       expect(namespaceSelector).toEqual({
-        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NAMESPACE] }],
+        matchExpressions: [
+          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NAMESPACE] },
+        ],
       });
     });
 
@@ -246,7 +264,12 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
       expect(wh.sideEffects).toBe('None');
       expect(wh.admissionReviewVersions).toEqual(['v1']);
       expect(wh.matchPolicy).toBe('Equivalent');
-      expect(wh.clientConfig.service).toEqual({ name: FULLNAME, namespace: NAMESPACE, path: '/mutate', port: 443 });
+      expect(wh.clientConfig.service).toEqual({
+        name: FULLNAME,
+        namespace: NAMESPACE,
+        path: '/mutate',
+        port: 443,
+      });
       expect(wh.rules).toEqual([
         {
           apiGroups: [GATEWAY_GROUP],
@@ -256,7 +279,9 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
           scope: 'Namespaced',
         },
       ]);
-      expect(wh.namespaceSelector).toEqual(one(docs, 'ValidatingWebhookConfiguration').webhooks[0].namespaceSelector);
+      expect(wh.namespaceSelector).toEqual(
+        one(docs, 'ValidatingWebhookConfiguration').webhooks[0].namespaceSelector,
+      );
       expect(wh.matchConditions).toHaveLength(1);
     });
   });
@@ -317,7 +342,11 @@ describe.skipIf(skipReason !== undefined)('TLS via cert-manager', () => {
     const serving = one(docs, 'Certificate', FULLNAME);
     expect(serving.apiVersion).toBe('cert-manager.io/v1');
     expect(serving.spec.secretName).toBe(`${FULLNAME}-tls`);
-    expect(serving.spec.issuerRef).toEqual({ group: 'cert-manager.io', kind: 'Issuer', name: `${FULLNAME}-ca` });
+    expect(serving.spec.issuerRef).toEqual({
+      group: 'cert-manager.io',
+      kind: 'Issuer',
+      name: `${FULLNAME}-ca`,
+    });
     expect(serving.spec.dnsNames).toEqual([
       FULLNAME,
       `${FULLNAME}.${NAMESPACE}`,
@@ -333,22 +362,30 @@ describe.skipIf(skipReason !== undefined)('TLS via cert-manager', () => {
       expect(cfg.webhooks[0].clientConfig.caBundle).toBeUndefined();
     }
     const pod = one(docs, 'Deployment').spec.template.spec;
-    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe(`${FULLNAME}-tls`);
+    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe(
+      `${FULLNAME}-tls`,
+    );
   });
 
   it('uses an existing ClusterIssuer when issuerRef is set', async () => {
     const docs = await render({ valuesFiles: ['cert-manager-issuer-values.yaml'] });
     expect(all(docs, 'Issuer')).toEqual([]);
     const serving = one(docs, 'Certificate');
-    expect(serving.spec.issuerRef).toEqual({ group: 'cert-manager.io', kind: 'ClusterIssuer', name: 'corp-ca' });
+    expect(serving.spec.issuerRef).toEqual({
+      group: 'cert-manager.io',
+      kind: 'ClusterIssuer',
+      name: 'corp-ca',
+    });
     expect(serving.spec.secretName).toBe('webhook-serving-cert');
     expect(serving.spec.duration).toBe('720h');
     expect(serving.spec.renewBefore).toBe('240h');
     const pod = one(docs, 'Deployment').spec.template.spec;
-    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe('webhook-serving-cert');
-    expect(one(docs, 'ValidatingWebhookConfiguration').metadata.annotations['cert-manager.io/inject-ca-from']).toBe(
-      `${NAMESPACE}/${FULLNAME}`,
+    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe(
+      'webhook-serving-cert',
     );
+    expect(
+      one(docs, 'ValidatingWebhookConfiguration').metadata.annotations?.['cert-manager.io/inject-ca-from'],
+    ).toBe(`${NAMESPACE}/${FULLNAME}`);
   });
 });
 
@@ -358,7 +395,9 @@ describe.skipIf(skipReason !== undefined)('TLS from an existing Secret', () => {
     expect(all(docs, 'Secret')).toEqual([]);
     expect(all(docs, 'Certificate')).toEqual([]);
     const pod = one(docs, 'Deployment').spec.template.spec;
-    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe('my-webhook-tls');
+    expect(pod.volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe(
+      'my-webhook-tls',
+    );
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       const bundle = one(docs, kind).webhooks[0].clientConfig.caBundle as string;
       const ca = new X509Certificate(b64(bundle));
@@ -372,7 +411,11 @@ describe.skipIf(skipReason !== undefined)('TLS from an existing Secret', () => {
       (d) => d.kind === 'ValidatingWebhookConfiguration',
     )?.webhooks[0].clientConfig.caBundle as string;
     const docs = await render({
-      set: { 'tls.mode': 'existingSecret', 'tls.existingSecret.name': 's', 'tls.existingSecret.caBundle': pem },
+      set: {
+        'tls.mode': 'existingSecret',
+        'tls.existingSecret.name': 's',
+        'tls.existingSecret.caBundle': pem,
+      },
     });
     expect(one(docs, 'ValidatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(pem);
   });
@@ -406,13 +449,20 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
     expect(c.ports.map((p: { containerPort: number }) => p.containerPort).sort()).toEqual([9090, 9443]);
     expect(c.readinessProbe.httpGet.port).toBe('health');
     const svc = one(docs, 'Service');
-    expect(svc.spec.ports.find((p: { name: string }) => p.name === 'https')).toMatchObject({ port: 443, targetPort: 'https' });
+    expect(svc.spec.ports.find((p: { name: string }) => p.name === 'https')).toMatchObject({
+      port: 443,
+      targetPort: 'https',
+    });
   });
 
   it('mounts the client CA ConfigMap for mTLS', () => {
     const pod = one(docs, 'Deployment').spec.template.spec;
-    expect(pod.volumes.find((v: { name: string }) => v.name === 'client-ca').configMap.name).toBe('apiserver-client-ca');
-    expect(pod.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'client-ca').mountPath).toBe('/client-ca');
+    expect(pod.volumes.find((v: { name: string }) => v.name === 'client-ca').configMap.name).toBe(
+      'apiserver-client-ca',
+    );
+    expect(
+      pod.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'client-ca').mountPath,
+    ).toBe('/client-ca');
   });
 
   it('needs no cluster access with service CIDRs given and the allocated-IP check off', () => {
@@ -447,9 +497,18 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
     const mwc = one(docs, 'MutatingWebhookConfiguration');
     expect(vwc.metadata.name).toBe('routability-validating');
     expect(mwc.metadata.name).toBe('routability-mutating');
-    expect(vwc.webhooks[0]).toMatchObject({ name: 'validate.routability.example.com', failurePolicy: 'Ignore', timeoutSeconds: 3 });
+    expect(vwc.webhooks[0]).toMatchObject({
+      name: 'validate.routability.example.com',
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 3,
+    });
     expect(mwc.webhooks[0]).toMatchObject({ name: 'mutate.routability.example.com', timeoutSeconds: 2 });
-    expect(vwc.webhooks[0].clientConfig.service).toEqual({ name: 'routability', namespace: NAMESPACE, path: '/v1/validate', port: 443 });
+    expect(vwc.webhooks[0].clientConfig.service).toEqual({
+      name: 'routability',
+      namespace: NAMESPACE,
+      path: '/v1/validate',
+      port: 443,
+    });
     expect(mwc.webhooks[0].clientConfig.service.path).toBe('/v1/mutate');
     const cert = new X509Certificate(b64(one(docs, 'Secret').data['tls.crt']));
     expect(cert.subjectAltName).toContain(`DNS:routability.${NAMESPACE}.svc`);
@@ -460,7 +519,11 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       expect(one(docs, kind).webhooks[0].namespaceSelector).toEqual({
         matchExpressions: [
-          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NAMESPACE, 'gateway-system'] },
+          {
+            key: 'kubernetes.io/metadata.name',
+            operator: 'NotIn',
+            values: ['kube-system', NAMESPACE, 'gateway-system'],
+          },
           { key: 'routability.example.com/enforce', operator: 'In', values: ['true'] },
         ],
       });
@@ -471,7 +534,8 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
 describe.skipIf(skipReason !== undefined)('partial overrides', () => {
   it('the release namespace stays excluded even when installed into kube-system', async () => {
     const docs = await render({ namespace: 'kube-system' });
-    const values = one(docs, 'ValidatingWebhookConfiguration').webhooks[0].namespaceSelector.matchExpressions[0].values;
+    const values = one(docs, 'ValidatingWebhookConfiguration').webhooks[0].namespaceSelector
+      .matchExpressions[0].values;
     expect(values).toEqual(['kube-system']);
   });
 
@@ -537,7 +601,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
   it('ServiceMonitor scrapes /metrics on the Service metrics port', () => {
     const sm = one(docs, 'ServiceMonitor');
     expect(sm.apiVersion).toBe('monitoring.coreos.com/v1');
-    expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
+    expect(sm.metadata.labels?.release).toBe('kube-prometheus-stack');
     expect(sm.spec.selector.matchLabels).toEqual(one(docs, 'Deployment').spec.selector.matchLabels);
     expect(sm.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
     expect(sm.spec.endpoints).toEqual([
@@ -575,7 +639,11 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
       expect(r.for).toMatch(/^\d+[mh]$/);
       expect(r.labels.severity).toMatch(/^(critical|warning|info)$/);
       // Balanced braces and parentheses: a cheap guard against template slips in PromQL.
-      for (const [open, close] of [['{', '}'], ['(', ')'], ['[', ']']] as const) {
+      for (const [open, close] of [
+        ['{', '}'],
+        ['(', ')'],
+        ['[', ']'],
+      ] as const) {
         expect(r.expr.split(open).length, `${r.alert} ${open}${close}`).toBe(r.expr.split(close).length);
       }
     }
@@ -597,10 +665,12 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
   it('Grafana dashboard ConfigMap holds valid JSON that queries the webhook metrics', () => {
     const cm = one(docs, 'ConfigMap');
     expect(cm.metadata.namespace).toBe('monitoring');
-    expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     const dashboard = JSON.parse(cm.data['gateway-routability-webhook.json']);
     expect(dashboard.uid).toBe('gateway-routability-webhook');
-    const exprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
+    const exprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) =>
+      p.targets.map((t) => t.expr),
+    );
     for (const metric of [
       'routability_webhook_requests_total',
       'routability_webhook_request_duration_seconds_bucket',
@@ -609,7 +679,10 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
       'routability_webhook_certificate_expiry_timestamp_seconds',
       'routability_webhook_service_ranges',
     ]) {
-      expect(exprs.some((e) => e.includes(metric)), metric).toBe(true);
+      expect(
+        exprs.some((e) => e.includes(metric)),
+        metric,
+      ).toBe(true);
     }
   });
 
@@ -620,7 +693,9 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
     const [webhook, metrics] = np.spec.ingress;
     expect(webhook).toEqual({ ports: [{ port: 8443, protocol: 'TCP' }] }); // from anywhere: the apiserver
     expect(metrics.ports).toEqual([{ port: 8080, protocol: 'TCP' }]);
-    expect(metrics.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+    expect(metrics.from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ]);
     expect(np.spec.egress[0].ports.map((p: { port: number }) => p.port)).toEqual([53, 53]);
     expect(np.spec.egress[1].ports).toEqual([{ port: 6443, protocol: 'TCP' }]);
   });
@@ -631,7 +706,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
     it('runs routability-webhook crd-patch --patch-cluster after install and upgrade', () => {
       const job = one(docs, 'Job');
       expect(hook(job)).toBe('post-install,post-upgrade');
-      expect(job.metadata.annotations['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
+      expect(job.metadata.annotations?.['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
       const pod = job.spec.template.spec;
       expect(pod.restartPolicy).toBe('Never');
       expect(pod.containers[0].args).toEqual(['crd-patch', '--patch-cluster']);
@@ -656,14 +731,20 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
       ]);
       const binding = one(docs, 'ClusterRoleBinding', `${FULLNAME}-crd-patch`);
       expect(binding.roleRef.name).toBe(role.metadata.name);
-      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE }]);
+      expect(binding.subjects).toEqual([
+        { kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE },
+      ]);
       const weight = (o: K8sObject) => Number(o.metadata.annotations?.['helm.sh/hook-weight']);
       for (const prerequisite of [sa, role, binding]) {
         expect(hook(prerequisite)).toBe(hook(job));
         expect(weight(prerequisite)).toBeLessThan(weight(job));
       }
       // The webhook's own role is untouched by the hook.
-      expect(one(docs, 'ClusterRole', FULLNAME).rules.every((r: { verbs: string[] }) => r.verbs.every((v) => ['list', 'watch'].includes(v)))).toBe(true);
+      expect(
+        one(docs, 'ClusterRole', FULLNAME).rules.every((r: { verbs: string[] }) =>
+          r.verbs.every((v) => ['list', 'watch'].includes(v)),
+        ),
+      ).toBe(true);
     });
   });
 });

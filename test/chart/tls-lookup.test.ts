@@ -28,14 +28,38 @@ describe.skipIf(skipReason !== undefined)('helm TLS mode across upgrades (lookup
           JSON.stringify({
             kind: 'APIResourceList',
             groupVersion: 'v1',
-            resources: [{ name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: ['get', 'list'] }],
+            resources: [
+              {
+                name: 'secrets',
+                singularName: 'secret',
+                namespaced: true,
+                kind: 'Secret',
+                verbs: ['get', 'list'],
+              },
+            ],
           }),
         );
       } else if (path === SECRET_PATH && existing) {
-        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${FULLNAME}-tls`, namespace: NAMESPACE }, type: 'kubernetes.io/tls', data: existing }));
+        res.end(
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: `${FULLNAME}-tls`, namespace: NAMESPACE },
+            type: 'kubernetes.io/tls',
+            data: existing,
+          }),
+        );
       } else {
         res.statusCode = 404;
-        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 }));
+        res.end(
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Status',
+            status: 'Failure',
+            reason: 'NotFound',
+            code: 404,
+          }),
+        );
       }
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -64,13 +88,21 @@ describe.skipIf(skipReason !== undefined)('helm TLS mode across upgrades (lookup
   it('upgrade: reuses the stored CA, certificate and key, and keeps caBundle in step', async () => {
     // Material from an earlier install.
     const first = one(await renderAgainstCluster(), 'Secret').data as Record<string, string>;
-    existing = { 'ca.crt': first['ca.crt'] as string, 'tls.crt': first['tls.crt'] as string, 'tls.key': first['tls.key'] as string };
+    existing = {
+      'ca.crt': first['ca.crt'] as string,
+      'tls.crt': first['tls.crt'] as string,
+      'tls.key': first['tls.key'] as string,
+    };
     requests.length = 0;
     const docs = await renderAgainstCluster();
     expect(requests).toContain(`GET ${SECRET_PATH}`);
     expect(one(docs, 'Secret').data).toEqual(existing);
-    expect(one(docs, 'ValidatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(existing['ca.crt']);
-    expect(one(docs, 'MutatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(existing['ca.crt']);
+    expect(one(docs, 'ValidatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(
+      existing['ca.crt'],
+    );
+    expect(one(docs, 'MutatingWebhookConfiguration').webhooks[0].clientConfig.caBundle).toBe(
+      existing['ca.crt'],
+    );
   });
 
   it('a partial Secret (no ca.crt) is replaced, never half reused', async () => {

@@ -34,7 +34,12 @@ export function parseDockerfile(text: string): { args: Record<string, string>; s
     }
     buffer += line;
     const match = /^(\S+)\s*(.*)$/s.exec(buffer);
-    if (match) instructions.push({ keyword: (match[1] as string).toUpperCase(), args: (match[2] as string).trim(), line: startLine });
+    if (match)
+      instructions.push({
+        keyword: (match[1] as string).toUpperCase(),
+        args: (match[2] as string).trim(),
+        line: startLine,
+      });
     buffer = '';
   });
   const globalArgs: Record<string, string> = {};
@@ -61,11 +66,14 @@ const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
 const { stages } = parseDockerfile(dockerfile);
 const [build, runtime] = stages as [Stage, Stage];
 const runs = (stage: Stage) => stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
-const copies = (stage: Stage) => stage.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
+const copies = (stage: Stage) =>
+  stage.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
 
 describe('parseDockerfile (the parser itself)', () => {
   it('joins continuations, drops comments and resolves ARG in FROM', () => {
-    const parsed = parseDockerfile('ARG B=node:20\n# c\nFROM ${B} AS one\nRUN a \\\n  # inner\n  && b\nFROM one\nUSER 1:1\n');
+    const parsed = parseDockerfile(
+      'ARG B=node:20\n# c\nFROM ${B} AS one\nRUN a \\\n  # inner\n  && b\nFROM one\nUSER 1:1\n',
+    );
     expect(parsed.stages.map((s) => [s.from, s.name])).toEqual([
       ['node:20', 'one'],
       ['one', undefined],
@@ -85,7 +93,9 @@ describe('Dockerfile', () => {
   });
 
   it('builds with dev dependencies, then keeps only production dependencies', () => {
-    const commands = runs(build).join(' && ').split(/\s*&&\s*/);
+    const commands = runs(build)
+      .join(' && ')
+      .split(/\s*&&\s*/);
     const firstCi = commands.findIndex((c) => /^npm ci\b/.test(c));
     const buildStep = commands.findIndex((c) => /^npm run build\b/.test(c));
     const lastCi = commands.findLastIndex((c) => /^npm ci\b/.test(c));
@@ -130,7 +140,10 @@ describe('Dockerfile', () => {
     for (const stage of stages) {
       for (const c of copies(stage)) {
         expect(c.keyword, `line ${c.line}: ADD can fetch URLs and unpack archives`).toBe('COPY');
-        const sources = c.args.replace(/--\S+\s+/g, '').split(/\s+/).slice(0, -1);
+        const sources = c.args
+          .replace(/--\S+\s+/g, '')
+          .split(/\s+/)
+          .slice(0, -1);
         for (const src of sources) {
           expect(src, `line ${c.line}`).not.toMatch(/^\.$|^\.\/?$|certs|\.pem$|\.key$|\.crt$|\.p12$|tls/);
         }
@@ -154,13 +167,19 @@ describe('Dockerfile', () => {
     const cmd = runtime.instructions.find((i) => i.keyword === 'CMD');
     expect(JSON.parse(entrypoint?.args ?? 'null')).toEqual(['node', '/app/dist/cli/main.js']);
     expect(JSON.parse(cmd?.args ?? 'null')).toEqual(['serve']);
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
     expect(`/app/${pkg.bin['routability-webhook']}`).toBe('/app/dist/cli/main.js');
-    expect(runs(runtime).join('\n')).toContain('ln -s /app/dist/cli/main.js /usr/local/bin/routability-webhook');
+    expect(runs(runtime).join('\n')).toContain(
+      'ln -s /app/dist/cli/main.js /usr/local/bin/routability-webhook',
+    );
   });
 
   it('sets NODE_ENV=production', () => {
-    expect(runtime.instructions.some((i) => i.keyword === 'ENV' && /\bNODE_ENV=production\b/.test(i.args))).toBe(true);
+    expect(
+      runtime.instructions.some((i) => i.keyword === 'ENV' && /\bNODE_ENV=production\b/.test(i.args)),
+    ).toBe(true);
   });
 });
 
@@ -170,12 +189,20 @@ describe('.dockerignore', () => {
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
 
-  it.each(['.git', 'node_modules', 'dist', '.cache', 'certs', '*.pem', '*.key', '**/*.pem', '**/*.key', '.env'])(
-    'excludes %s',
-    (pattern) => {
-      expect(patterns).toContain(pattern);
-    },
-  );
+  it.each([
+    '.git',
+    'node_modules',
+    'dist',
+    '.cache',
+    'certs',
+    '*.pem',
+    '*.key',
+    '**/*.pem',
+    '**/*.key',
+    '.env',
+  ])('excludes %s', (pattern) => {
+    expect(patterns).toContain(pattern);
+  });
 
   it('re-includes nothing', () => {
     expect(patterns.filter((p) => p.startsWith('!'))).toEqual([]);
