@@ -81,8 +81,9 @@ export function routabilityHint(value: string): string | undefined {
   return undefined;
 }
 
-function unsetNote(unset: boolean): string {
-  return unset ? ' (unset, which means External)' : '';
+/** GEP-5093 reads an unset status routability as External; say which one the user has. */
+function externalPhrase(unset: boolean): string {
+  return unset ? 'routability unset (read as External)' : 'routability External';
 }
 
 /** Keeps a warning within the budget the apiserver passes on intact. */
@@ -174,7 +175,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     severity: 'violation',
     lists: ['spec', 'status'],
     message: (field, p) =>
-      `${field}: Invalid value: ${quote(p.value)}: routability External${unsetNote(p.unset)} requires an address outside the service range (${p.cidr}); use routability Cluster for a ClusterIP`,
+      `${field}: Invalid value: ${quote(p.value)}: ${externalPhrase(p.unset)} requires an address outside the service range (${p.cidr}); use routability Cluster for a ClusterIP`,
     warning: (field, p) =>
       `${field}: External${p.unset ? ' (unset)' : ''} address ${short(p.value)} is inside service range ${p.cidr}`,
     example: {
@@ -186,7 +187,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     severity: 'violation',
     lists: ['spec', 'status'],
     message: (field, p) =>
-      `${field}: Invalid value: ${quote(p.value)}: routability External${unsetNote(p.unset)} cannot use a hostname under ${p.suffix}, which resolves only inside the cluster; use routability Cluster`,
+      `${field}: Invalid value: ${quote(p.value)}: ${externalPhrase(p.unset)} cannot use a hostname under ${p.suffix}, which resolves only inside the cluster; use routability Cluster`,
     warning: (field, p) => `${field}: External${p.unset ? ' (unset)' : ''} hostname is under ${p.suffix}`,
     example: {
       field: 'spec.addresses[0].value',
@@ -200,7 +201,8 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
       const requested = p.requestedBy
         ? `${p.requestedBy} requested routability ${p.requested.join(', ')} for this address`
         : `no spec address requests routability ${p.routability} (requested: ${p.requested.join(', ')})`;
-      return `${field}: Invalid value: ${quote(p.routability)}${unsetNote(p.unset)}: ${requested}; an implementation must not substitute a different scope`;
+      const value = p.unset ? 'null (unset, read as External)' : quote(p.routability);
+      return `${field}: Invalid value: ${value}: ${requested}; an implementation must not substitute a different scope`;
     },
     warning: (field, p) =>
       p.requestedBy
