@@ -106,15 +106,26 @@ function budgetWarnings(lines: string[]): string[] {
   return kept;
 }
 
+/**
+ * How many violations a message and its causes carry at most. A real Gateway has
+ * at most 16 addresses per list; a hostile object with thousands must not turn
+ * into a multi-megabyte answer.
+ */
+export const MAX_REPORTED_VIOLATIONS = 32;
+
 /** Kubernetes' aggregate rendering: one error as is, several as `[a, b]`. */
 export function aggregateMessage(findings: readonly Finding[]): string {
   if (findings.length === 0) return '';
   if (findings.length === 1) return findings[0]!.message;
-  return `[${findings.map((f) => f.message).join(', ')}]`;
+  const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => f.message);
+  if (findings.length > MAX_REPORTED_VIOLATIONS) shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  return `[${shown.join(', ')}]`;
 }
 
 function summarise(findings: readonly Finding[]): string {
-  return findings.map((f) => `${f.code}@${f.field.toString()}`).join(', ');
+  const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => `${f.code}@${f.field.toString()}`);
+  if (findings.length > MAX_REPORTED_VIOLATIONS) shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  return shown.join(', ');
 }
 
 /** Validates a Gateway CREATE/UPDATE (spec rules) or a gateways/status UPDATE (status rules). */

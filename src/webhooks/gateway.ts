@@ -4,7 +4,7 @@
  */
 import { ALLOWED_UNTOUCHED, type Outcome } from '../admission/outcome.js';
 import type { AdmissionRequest } from '../admission/review.js';
-import { mutateGateway, validateGateway } from '../rules/index.js';
+import { MAX_REPORTED_VIOLATIONS, mutateGateway, validateGateway } from '../rules/index.js';
 import type { RuleContext } from '../rules/types.js';
 
 export type WebhookName = 'validate' | 'mutate';
@@ -39,7 +39,7 @@ export const validateReview: Webhook = (request, ctx) => {
   return {
     kind: 'denied',
     message: result.message,
-    causes: result.violations.map((f) => ({ field: f.field.toString(), message: f.message })),
+    causes: result.violations.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => ({ field: f.field.toString(), message: f.message })),
     ...common,
   };
 };

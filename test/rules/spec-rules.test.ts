@@ -327,3 +327,13 @@ describe('ClusterAddressAllocated', () => {
     );
   });
 });
+
+describe('report size', () => {
+  it('caps the message and audit annotation at 32 violations for hostile objects', () => {
+    const spec = Array.from({ length: 100 }, () => ({ value: '10.0.0.5', routability: 'Cluster' }));
+    const result = validateGateway(create(baseGateway({ spec })), context());
+    expect(result.violations).toHaveLength(100);
+    expect(result.message.endsWith(', and 68 more]')).toBe(true);
+    expect(result.auditAnnotations['denied']?.endsWith(', and 68 more')).toBe(true);
+  });
+});
