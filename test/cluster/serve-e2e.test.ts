@@ -1,0 +1,174 @@
+/**
+ * End to end: the built `serve`, with no --service-cidr, against the fake
+ * Kubernetes API server, answering real HTTPS reviews that change when a
+ * ServiceCIDR is added — no restart.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CLI,
+  eventually as eventuallyAsync,
+  httpGet,
+  httpsPost,
+  runCli,
+  startServe,
+  type RunningServer,
+} from '../support/server-process.js';
+import { FakeApiServer, ipAddress, serviceCidr } from './fake-apiserver.js';
+import { eventually } from './helpers.js';
+
+const built = existsSync(CLI);
+if (!built) console.warn(`serve end-to-end tests skipped: ${CLI} is missing (run npm run build)`);
+
+function review(uid: string, value: string, routability = 'Cluster'): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
+      resource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
+      requestKind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
+      requestResource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
+      name: 'gw',
+      namespace: 'default',
+      operation: 'CREATE',
+      userInfo: { username: 'tester' },
+      object: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'default' },
+        spec: {
+          gatewayClassName: 'example',
+          listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+          addresses: [{ type: 'IPAddress', value, routability }],
+        },
+      },
+      oldObject: null,
+      dryRun: false,
+    },
+  });
+}
+
+interface Answer {
+  status: number;
+  allowed?: boolean;
+  message?: string;
+}
+
+let fake: FakeApiServer | undefined;
+let server: RunningServer | undefined;
+let dir: string | undefined;
+
+afterEach(async () => {
+  await server?.stop();
+  await fake?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  server = fake = dir = undefined;
+});
+
+async function startAgainstFake(): Promise<{ server: RunningServer; ca: string }> {
+  dir = await mkdtemp(join(tmpdir(), 'serve-e2e-'));
+  const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
+  expect(certs.code, certs.stderr).toBe(0);
+  server = await startServe(
+    [
+      '--kubeconfig',
+      fake!.kubeconfigPath,
+      '--tls-cert-file',
+      join(dir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(dir, 'tls.key'),
+    ],
+    { KUBECONFIG: '', ROUTABILITY_WEBHOOK_SERVICE_CIDR: '' },
+  );
+  return { server, ca: await readFile(join(dir, 'ca.crt'), 'utf8') };
+}
+
+describe.skipIf(!built)('serve with no --service-cidr, against the fake Kubernetes API', () => {
+  it('answers from the cluster’s ServiceCIDRs and IPAddresses, and follows a new ServiceCIDR live', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
+    fake.put(
+      'ipaddresses',
+      ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }),
+    );
+    const { server: s, ca } = await startAgainstFake();
+
+    await eventually(
+      () => fake!.watcherCount('servicecidrs') === 1,
+      'the server to watch ServiceCIDRs',
+      10_000,
+    );
+    const ready = await httpGet(s.healthPort, '/readyz');
+    expect(ready.status).toBe(200);
+
+    let n = 0;
+    const ask = async (value: string): Promise<Answer> => {
+      const res = await httpsPost(s.port, '/validate?timeout=10s', review(`e2e-${++n}`, value), { ca });
+      const body = JSON.parse(res.body) as { response?: { allowed: boolean; status?: { message?: string } } };
+      return { status: res.status, allowed: body.response?.allowed, message: body.response?.status?.message };
+    };
+
+    expect(await ask('10.96.0.20')).toMatchObject({ status: 200, allowed: true });
+    expect(await ask('10.100.0.5')).toEqual({
+      status: 200,
+      allowed: false,
+      message:
+        'spec.addresses[0].value: Invalid value: "10.100.0.5": routability Cluster requires an address inside the service range (10.96.0.0/16)',
+    });
+    expect(await ask('10.96.0.10')).toEqual({
+      status: 200,
+      allowed: false,
+      message:
+        'spec.addresses[0].value: Invalid value: "10.96.0.10": already allocated to services/kube-system/kube-dns',
+    });
+
+    // A new ServiceCIDR appears in the cluster: the very next answers change, no restart.
+    fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
+    const emitted = fake.lastEventWrittenAt;
+    let answer: Answer = { status: 0 };
+    const deadline = performance.now() + 5000;
+    while (!(answer = await ask('10.100.0.5')).allowed && performance.now() < deadline);
+    const latency = performance.now() - emitted;
+    console.log(`serve e2e: ServiceCIDR event → changed HTTPS answer in ${latency.toFixed(1)} ms`);
+    expect(answer).toMatchObject({ status: 200, allowed: true });
+    expect(latency).toBeLessThan(1000);
+
+    const metrics = await httpGet(s.healthPort, '/metrics');
+    expect(metrics.body).toContain(
+      'routability_webhook_service_ranges{cidr="10.100.0.0/16",terminating="false"} 1',
+    );
+    expect(metrics.body).toMatch(
+      /routability_webhook_watch_last_sync_timestamp_seconds\{resource="servicecidrs"\} \d/,
+    );
+    expect(
+      s.logs.some((l) => l['msg'] === 'service ranges changed' && l['new'] === '10.100.0.0/16,10.96.0.0/16'),
+    ).toBe(true);
+    expect(s.proc.exitCode).toBeNull();
+  });
+
+  it('stays not ready, naming --service-cidr, when the cluster serves no ServiceCIDR API', async () => {
+    fake = await FakeApiServer.start();
+    fake.serveVersions('servicecidrs', []);
+    const { server: s, ca } = await startAgainstFake();
+    await eventually(() => fake!.listCount('servicecidrs', 'v1beta1') >= 1, 'the v1beta1 fallback', 10_000);
+    let last = { status: 0, body: '' };
+    await eventuallyAsync(
+      async () => {
+        last = await httpGet(s.healthPort, '/readyz?verbose');
+        return last.body.includes('serves no ServiceCIDR API');
+      },
+      10_000,
+      20,
+    );
+    expect(last.status).toBe(503);
+    const body = last.body;
+    expect(body).toContain('--service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR)');
+    const res = await httpsPost(s.port, '/validate?timeout=10s', review('e2e-nr', '10.96.0.5'), { ca });
+    expect(res.status).toBe(503);
+  });
+});
