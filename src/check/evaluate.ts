@@ -14,7 +14,9 @@ export interface Evaluated {
 
 function hasStatus(object: unknown): boolean {
   if (typeof object !== 'object' || object === null) return false;
-  const status = Object.prototype.hasOwnProperty.call(object, 'status') ? (object as { status: unknown }).status : undefined;
+  const status = Object.prototype.hasOwnProperty.call(object, 'status')
+    ? (object as { status: unknown }).status
+    : undefined;
   return status !== undefined && status !== null;
 }
 
@@ -30,7 +32,8 @@ export function evaluateGateway(object: unknown, ctx: RuleContext): Evaluated[] 
     for (const finding of status.violations) out.push({ severity: 'violation', check: 'status', finding });
     for (const finding of status.warned) out.push({ severity: 'warning', check: 'status', finding });
     for (const finding of status.notices) out.push({ severity: 'warning', check: 'status', finding });
-    for (const finding of mutateGateway(request, ctx).notices) out.push({ severity: 'warning', check: 'status', finding });
+    for (const finding of mutateGateway(request, ctx).notices)
+      out.push({ severity: 'warning', check: 'status', finding });
   }
   return out;
 }

@@ -24,7 +24,12 @@ export type Extracted =
       readonly itemPath: readonly number[];
     }
   | { readonly kind: 'other' }
-  | { readonly kind: 'notObject'; readonly offset: number; readonly found: string; readonly itemPath: readonly number[] };
+  | {
+      readonly kind: 'notObject';
+      readonly offset: number;
+      readonly found: string;
+      readonly itemPath: readonly number[];
+    };
 
 function deref(node: unknown, doc: Document.Parsed): unknown {
   return isAlias(node) ? node.resolve(doc) : node;
@@ -68,7 +73,12 @@ export function extractObjects(root: Node, doc: Document.Parsed): Extracted[] {
   visit(root, [], undefined, 0);
   return out;
 
-  function visit(node: unknown, itemPath: number[], inherited: { apiVersion?: string; kind?: string } | undefined, depth: number): void {
+  function visit(
+    node: unknown,
+    itemPath: number[],
+    inherited: { apiVersion?: string; kind?: string } | undefined,
+    depth: number,
+  ): void {
     node = deref(node, doc);
     if (!isMap(node)) {
       out.push({ kind: 'notObject', offset: startOf(node), found: describeNode(node), itemPath });

@@ -19,7 +19,11 @@ function entryOffset(key: Node, value: unknown): number {
   return key.range?.[0] ?? 0;
 }
 
-export function locateField(root: Node, segments: readonly (string | number)[], doc: Document.Parsed): number {
+export function locateField(
+  root: Node,
+  segments: readonly (string | number)[],
+  doc: Document.Parsed,
+): number {
   let node: unknown = root;
   let offset = root.range?.[0] ?? 0;
   for (const segment of segments) {

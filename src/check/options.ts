@@ -2,7 +2,14 @@
  * `check`'s flags: the rule flags `serve` takes (one definition, in
  * config.ts), plus inputs, the range source and the output format.
  */
-import { envName, parseFlags, RULE_FLAGS, ruleSettingsFrom, type FlagDefinitions, type RuleSettings } from '../config.js';
+import {
+  envName,
+  parseFlags,
+  RULE_FLAGS,
+  ruleSettingsFrom,
+  type FlagDefinitions,
+  type RuleSettings,
+} from '../config.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -22,15 +29,25 @@ export const CHECK_FLAGS = {
     description:
       'Read the service ranges and allocated ClusterIPs once from the cluster of the current kubeconfig. --service-cidr, when also given, replaces the ranges.',
   },
-  kubeconfig: { kind: 'string', description: 'With --from-cluster: kubeconfig file (default: KUBECONFIG, then ~/.kube/config).' },
+  kubeconfig: {
+    kind: 'string',
+    description: 'With --from-cluster: kubeconfig file (default: KUBECONFIG, then ~/.kube/config).',
+  },
   output: {
     kind: 'string',
     short: 'o',
     default: 'text',
     choices: OUTPUT_FORMATS,
-    description: 'Report format: text (file:line:col lines), json (docs/ci.md), github (workflow annotations), junit (XML).',
+    description:
+      'Report format: text (file:line:col lines), json (docs/ci.md), github (workflow annotations), junit (XML).',
   },
-  help: { kind: 'boolean', short: 'h', default: false, noEnv: true, description: 'Print this help and exit.' },
+  help: {
+    kind: 'boolean',
+    short: 'h',
+    default: false,
+    noEnv: true,
+    description: 'Print this help and exit.',
+  },
 } as const satisfies FlagDefinitions;
 
 const VALUE_NAMES: Readonly<Record<string, string>> = {
@@ -50,9 +67,13 @@ export interface CheckOptions {
   readonly output: OutputFormat;
 }
 
-export type ParsedOptions = { readonly ok: true; readonly value: CheckOptions } | { readonly ok: false; readonly error: string };
+export type ParsedOptions =
+  { readonly ok: true; readonly value: CheckOptions } | { readonly ok: false; readonly error: string };
 
-export function parseCheckOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParsedOptions {
+export function parseCheckOptions(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ParsedOptions {
   const parsed = parseFlags(CHECK_FLAGS, argv, env);
   if (!parsed.ok) return parsed;
   const f = parsed.value.flags;
@@ -70,13 +91,15 @@ export function parseCheckOptions(argv: readonly string[], env: Readonly<Record<
     output: f['output'] as OutputFormat,
   };
   if (help) return { ok: true, value };
-  if (filenames.length === 0) return { ok: false, error: 'no input: give -f PATH (a file, a folder, or - for stdin)' };
+  if (filenames.length === 0)
+    return { ok: false, error: 'no input: give -f PATH (a file, a folder, or - for stdin)' };
   if (rules.value.serviceCidrs.length === 0 && !fromCluster)
     return {
       ok: false,
       error: `the service ranges are required: give --service-cidr CIDR (or ${envName('service-cidr')}), or --from-cluster`,
     };
-  if (value.kubeconfig !== undefined && !fromCluster) return { ok: false, error: '--kubeconfig needs --from-cluster' };
+  if (value.kubeconfig !== undefined && !fromCluster)
+    return { ok: false, error: '--kubeconfig needs --from-cluster' };
   return { ok: true, value };
 }
 
@@ -84,14 +107,16 @@ export function checkHelp(): string {
   const lines = [
     'Usage: routability-webhook check -f PATH [-f PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
     '',
-    'Checks the Gateways in Kubernetes manifests offline with the webhook\'s own rules: spec as a CREATE,',
+    "Checks the Gateways in Kubernetes manifests offline with the webhook's own rules: spec as a CREATE,",
     'status (when present) as a status update. Other objects are skipped and counted.',
     '',
     'Flags:',
   ];
   for (const [name, def] of Object.entries(CHECK_FLAGS) as [string, FlagDefinitions[string]][]) {
     const value =
-      def.kind === 'boolean' ? '' : ` ${def.choices ? def.choices.join('|') : (VALUE_NAMES[name] ?? 'VALUE')}`;
+      def.kind === 'boolean'
+        ? ''
+        : ` ${def.choices ? def.choices.join('|') : (VALUE_NAMES[name] ?? 'VALUE')}`;
     const flag = `${def.short ? `-${def.short}, ` : '    '}--${name}${value}`;
     let text = def.description;
     if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;

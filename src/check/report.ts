@@ -109,10 +109,15 @@ export function summarize(report: CheckReport): Summary {
   return { files, gateways, violations, warnings, skipped, empty, inputErrors, exitCode };
 }
 
+/** Names as written when printable, quoted otherwise, so a hostile name cannot break a line of output. */
+function printable(text: string): string {
+  return /^[\x21-\x7e]+$/.test(text) ? text : JSON.stringify(text);
+}
+
 /** `Gateway apps/gw`; a Gateway without a namespace is shown by name alone. */
 export function gatewayLabel(g: Pick<GatewayReport, 'namespace' | 'name'>): string {
-  const name = g.name ?? '<unnamed>';
-  return `Gateway ${g.namespace ? `${g.namespace}/${name}` : name}`;
+  const name = g.name === undefined ? '<unnamed>' : printable(g.name);
+  return `Gateway ${g.namespace ? `${printable(g.namespace)}/${name}` : name}`;
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {
@@ -123,7 +128,8 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 export function summaryLine(s: Summary): string {
   let line = `checked ${plural(s.gateways, 'Gateway')} in ${plural(s.files, 'file')}: ${plural(s.violations, 'violation')}, ${plural(s.warnings, 'warning')}`;
   const other = s.skipped + s.empty;
-  if (other > 0) line += `; skipped ${plural(other, 'other document')}${s.empty > 0 ? ` (${s.empty} empty)` : ''}`;
+  if (other > 0)
+    line += `; skipped ${plural(other, 'other document')}${s.empty > 0 ? ` (${s.empty} empty)` : ''}`;
   if (s.inputErrors > 0) line += `; ${plural(s.inputErrors, 'input error')}`;
   return line;
 }

@@ -11,7 +11,14 @@ import { evaluateGateway } from './evaluate.js';
 import { extractObjects } from './gateways.js';
 import { describeFsError, type Input } from './inputs.js';
 import { locateField } from './locate.js';
-import type { CheckFinding, CheckReport, CheckSettings, FileReport, GatewayReport, InputError } from './report.js';
+import type {
+  CheckFinding,
+  CheckReport,
+  CheckSettings,
+  FileReport,
+  GatewayReport,
+  InputError,
+} from './report.js';
 import { decodeText, SourceText } from './source.js';
 
 export interface CheckDeps {
@@ -41,7 +48,13 @@ export async function checkInputs(inputs: readonly Input[], deps: CheckDeps): Pr
 }
 
 function unreadable(path: string, message: string): FileReport {
-  const error: InputError = { code: 'UnreadableInput', file: path, document: undefined, position: undefined, message };
+  const error: InputError = {
+    code: 'UnreadableInput',
+    file: path,
+    document: undefined,
+    position: undefined,
+    message,
+  };
   return { path, read: false, gateways: [], errors: [error], skipped: 0, empty: 0 };
 }
 
@@ -81,15 +94,30 @@ export function checkSource(source: SourceText, ctx: RuleContext): FileReport {
       if (found.kind === 'other') {
         skipped++;
       } else if (found.kind === 'notObject') {
-        const where = found.itemPath.length > 0 ? `items[${found.itemPath.join('].items[')}] of document ${parsed.index}` : `document ${parsed.index}`;
-        error('NotAnObject', parsed.index, found.offset, `${where} is ${found.found}, not a Kubernetes object`);
+        const where =
+          found.itemPath.length > 0
+            ? `items[${found.itemPath.join('].items[')}] of document ${parsed.index}`
+            : `document ${parsed.index}`;
+        error(
+          'NotAnObject',
+          parsed.index,
+          found.offset,
+          `${where} is ${found.found}, not a Kubernetes object`,
+        );
       } else {
         const start = found.node.range?.[0] ?? 0;
         try {
-          gateways.push(checkGateway(source, parsed.doc, found.node, parsed.index, found.itemPath, found.apiVersion, ctx));
+          gateways.push(
+            checkGateway(source, parsed.doc, found.node, parsed.index, found.itemPath, found.apiVersion, ctx),
+          );
         } catch (err) {
           // toJS refuses alias bombs; anything else would be a bug, reported rather than thrown.
-          error('CheckFailed', parsed.index, start, `could not check this Gateway: ${(err as Error).message}`);
+          error(
+            'CheckFailed',
+            parsed.index,
+            start,
+            `could not check this Gateway: ${(err as Error).message}`,
+          );
         }
       }
     }
@@ -123,7 +151,8 @@ function checkGateway(
     document,
     itemPath,
     apiVersion,
-    namespace: typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : undefined,
+    namespace:
+      typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : undefined,
     name: typeof meta['name'] === 'string' && meta['name'] !== '' ? meta['name'] : undefined,
     position: source.position(node.range?.[0] ?? 0),
     findings,

@@ -38,6 +38,7 @@ export async function runCheck(argv: readonly string[], io: CommandIO): Promise<
   io.stdout.write(FORMATTERS[options.value.output](report, summary));
   // Machine-readable formats keep stdout parseable; input problems are echoed on stderr too.
   if (options.value.output !== 'text')
-    for (const file of report.files) for (const error of file.errors) writeLine(io.stderr, inputErrorLine(error));
+    for (const file of report.files)
+      for (const error of file.errors) writeLine(io.stderr, inputErrorLine(error));
   return summary.exitCode;
 }

@@ -46,25 +46,46 @@ describe('exit codes', () => {
   it('2 for a document that is not an object (reported, not thrown)', async () => {
     const r = await check(['-f', 'manifests/not-an-object.yaml', ...RANGES]);
     expect(r.code).toBe(2);
-    expect(r.stdout).toContain('manifests/not-an-object.yaml:4:1: error: document 2 is a sequence, not a Kubernetes object');
+    expect(r.stdout).toContain(
+      'manifests/not-an-object.yaml:4:1: error: document 2 is a sequence, not a Kubernetes object',
+    );
   });
 
   it('0 for a file of empty documents', async () => {
     const r = await check(['-f', 'manifests/empty.yaml', ...RANGES]);
-    expect(r).toMatchObject({ code: 0, stdout: 'checked 0 Gateways in 1 file: 0 violations, 0 warnings; skipped 3 other documents (3 empty)\n' });
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: 'checked 0 Gateways in 1 file: 0 violations, 0 warnings; skipped 3 other documents (3 empty)\n',
+    });
   });
 });
 
 describe('usage errors exit 2 with a message on stderr', () => {
   const cases: [string, string[], RegExp][] = [
     ['no input', [...RANGES], /no input: give -f PATH/],
-    ['no ranges', ['-f', VALID], /--service-cidr CIDR \(or ROUTABILITY_WEBHOOK_SERVICE_CIDR\), or --from-cluster/],
+    [
+      'no ranges',
+      ['-f', VALID],
+      /--service-cidr CIDR \(or ROUTABILITY_WEBHOOK_SERVICE_CIDR\), or --from-cluster/,
+    ],
     ['a bad CIDR', ['-f', VALID, '--service-cidr', '10.96.0.1/12'], /--service-cidr:/],
     ['an unknown flag', ['-f', VALID, ...RANGES, '--bogus'], /Unknown option '--bogus'/],
-    ['an unknown format', ['-f', VALID, ...RANGES, '-o', 'xml'], /--output: must be one of text, json, github, junit/],
-    ['a bad policy', ['-f', VALID, ...RANGES, '--spec-policy', 'deny'], /--spec-policy: must be one of enforce, warn/],
+    [
+      'an unknown format',
+      ['-f', VALID, ...RANGES, '-o', 'xml'],
+      /--output: must be one of text, json, github, junit/,
+    ],
+    [
+      'a bad policy',
+      ['-f', VALID, ...RANGES, '--spec-policy', 'deny'],
+      /--spec-policy: must be one of enforce, warn/,
+    ],
     ['a positional path', [VALID, ...RANGES], /Unexpected argument/],
-    ['--kubeconfig without --from-cluster', ['-f', VALID, ...RANGES, '--kubeconfig', 'x'], /--kubeconfig needs --from-cluster/],
+    [
+      '--kubeconfig without --from-cluster',
+      ['-f', VALID, ...RANGES, '--kubeconfig', 'x'],
+      /--kubeconfig needs --from-cluster/,
+    ],
   ];
   for (const [name, argv, message] of cases) {
     it(name, async () => {
@@ -130,7 +151,15 @@ describe('inputs', () => {
   });
 
   it('walks folders recursively for .yaml, .yml and .json only, in name order, each file once', async () => {
-    const r = await check(['-f', 'manifests/nested', '-f', 'manifests/nested/deeper/valid.yml', ...RANGES, '-o', 'json']);
+    const r = await check([
+      '-f',
+      'manifests/nested',
+      '-f',
+      'manifests/nested/deeper/valid.yml',
+      ...RANGES,
+      '-o',
+      'json',
+    ]);
     const report = JSON.parse(r.stdout);
     expect(report.files.map((f: { path: string }) => f.path)).toEqual([
       'manifests/nested/deeper/deployment.yml',
@@ -163,7 +192,9 @@ describe('policies', () => {
     const enforce = await check(['-f', 'manifests/status.yaml', ...RANGES, '--status-policy', 'enforce']);
     expect(enforce.code).toBe(1);
     // StatusDefaultedExternal is a warning-only rule: it never becomes a violation.
-    expect(enforce.stdout.trimEnd().split('\n').at(-1)).toBe('checked 1 Gateway in 1 file: 4 violations, 1 warning');
+    expect(enforce.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'checked 1 Gateway in 1 file: 4 violations, 1 warning',
+    );
   });
 
   it('--spec-policy warn turns spec violations into warnings', async () => {
@@ -174,17 +205,25 @@ describe('policies', () => {
   });
 
   it('--allowed-routability applies to domain-prefixed values', async () => {
-    const stdin = 'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  addresses:\n  - {value: 198.51.100.1, routability: example.com/Partner}\n';
+    const stdin =
+      'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  addresses:\n  - {value: 198.51.100.1, routability: example.com/Partner}\n';
     const open = await check(['-f', '-', ...RANGES], { stdin });
     expect(open.code).toBe(0);
-    const restricted = await check(['-f', '-', ...RANGES, '--allowed-routability', 'example.com/CorpWan'], { stdin });
+    const restricted = await check(['-f', '-', ...RANGES, '--allowed-routability', 'example.com/CorpWan'], {
+      stdin,
+    });
     expect(restricted.code).toBe(1);
-    expect(restricted.stdout).toMatch(/^<stdin>:6:40: Gateway g: spec.addresses\[0\].routability: Unsupported value: "example.com\/Partner"/);
+    expect(restricted.stdout).toMatch(
+      /^<stdin>:6:40: Gateway g: spec.addresses\[0\].routability: Unsupported value: "example.com\/Partner"/,
+    );
   });
 
   it('--cluster-domain changes the hostname rule', async () => {
-    const stdin = 'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  addresses:\n  - {type: Hostname, value: gw.ns.svc.corp.internal, routability: External}\n';
+    const stdin =
+      'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  addresses:\n  - {type: Hostname, value: gw.ns.svc.corp.internal, routability: External}\n';
     expect((await check(['-f', '-', ...RANGES], { stdin })).code).toBe(0);
-    expect((await check(['-f', '-', ...RANGES, '--cluster-domain', 'corp.internal'], { stdin })).code).toBe(1);
+    expect((await check(['-f', '-', ...RANGES, '--cluster-domain', 'corp.internal'], { stdin })).code).toBe(
+      1,
+    );
   });
 });

@@ -46,6 +46,8 @@ describe('check over the fixture folder', () => {
       inputErrors: 4,
       exitCode: 2,
     });
-    expect(gateways.map((g: { apiVersion: string }) => g.apiVersion)).toContain('gateway.networking.k8s.io/v1beta1');
+    expect(gateways.map((g: { apiVersion: string }) => g.apiVersion)).toContain(
+      'gateway.networking.k8s.io/v1beta1',
+    );
   });
 });

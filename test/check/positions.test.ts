@@ -19,7 +19,12 @@ function whereIs(text: string, needle: string, from = 0): { line: number; column
 }
 
 function ctx() {
-  const settings = ruleSettingsFrom({ 'service-cidr': ['10.96.0.0/12'], 'cluster-domain': 'cluster.local', 'spec-policy': 'enforce', 'status-policy': 'warn' });
+  const settings = ruleSettingsFrom({
+    'service-cidr': ['10.96.0.0/12'],
+    'cluster-domain': 'cluster.local',
+    'spec-policy': 'enforce',
+    'status-policy': 'warn',
+  });
   if (!settings.ok) throw new Error(settings.error);
   const ranges = ServiceRanges.parse(['10.96.0.0/12']);
   if (!ranges.ok) throw new Error(ranges.error);
@@ -39,7 +44,9 @@ describe('a violation deep in a multi-document file', () => {
     const expected = whereIs(text, '192.168.1.5', fourth);
     expect(expected.line).toBeGreaterThan(60);
     const r = await check(['-f', 'manifests/gateways.yaml', ...RANGES, '-o', 'json']);
-    const gateway = JSON.parse(r.stdout).files[0].gateways.find((g: { name: string }) => g.name === 'internal');
+    const gateway = JSON.parse(r.stdout).files[0].gateways.find(
+      (g: { name: string }) => g.name === 'internal',
+    );
     expect(gateway.document).toBe(4);
     const finding = gateway.findings.find((f: { field: string }) => f.field === 'spec.addresses[1].value');
     expect({ line: finding.line, column: finding.column }).toEqual(expected);
@@ -51,11 +58,17 @@ describe('a violation deep in a multi-document file', () => {
   it('points into the right List item', async () => {
     const text = readFileSync(join(MANIFESTS, 'list.yaml'), 'utf8');
     const r = await check(['-f', 'manifests/list.yaml', ...RANGES, '-o', 'json']);
-    const [first, second] = JSON.parse(r.stdout).files[0].gateways.filter((g: { findings: unknown[] }) => g.findings.length > 0);
+    const [first, second] = JSON.parse(r.stdout).files[0].gateways.filter(
+      (g: { findings: unknown[] }) => g.findings.length > 0,
+    );
     expect(first.items).toEqual([2]);
-    expect({ line: first.findings[0].line, column: first.findings[0].column }).toEqual(whereIs(text, '10.96.0.0'));
+    expect({ line: first.findings[0].line, column: first.findings[0].column }).toEqual(
+      whereIs(text, '10.96.0.0'),
+    );
     expect(second.document).toBe(2);
-    expect({ line: second.findings[0].line, column: second.findings[0].column }).toEqual(whereIs(text, '2001:db8::1'));
+    expect({ line: second.findings[0].line, column: second.findings[0].column }).toEqual(
+      whereIs(text, '2001:db8::1'),
+    );
   });
 });
 
@@ -73,12 +86,16 @@ describe('locateField', () => {
     '      routability: Cluster', // 10
   ].join('\n');
 
-  it('a scalar value: at the value', () => expect(locate(yaml, ['spec', 'addresses', 0, 'value'])).toEqual({ line: 6, column: 14 }));
+  it('a scalar value: at the value', () =>
+    expect(locate(yaml, ['spec', 'addresses', 0, 'value'])).toEqual({ line: 6, column: 14 }));
   it('a flow mapping entry: at its quoted value', () =>
     expect(locate(yaml, ['spec', 'addresses', 1, 'value'])).toEqual({ line: 7, column: 31 }));
-  it('a list entry: at the entry', () => expect(locate(yaml, ['spec', 'addresses', 2])).toEqual({ line: 8, column: 7 }));
-  it('a block collection: at its key', () => expect(locate(yaml, ['spec', 'addresses'])).toEqual({ line: 4, column: 3 }));
-  it('an empty value: at its key', () => expect(locate(yaml, ['spec', 'addresses', 2, 'value'])).toEqual({ line: 9, column: 7 }));
+  it('a list entry: at the entry', () =>
+    expect(locate(yaml, ['spec', 'addresses', 2])).toEqual({ line: 8, column: 7 }));
+  it('a block collection: at its key', () =>
+    expect(locate(yaml, ['spec', 'addresses'])).toEqual({ line: 4, column: 3 }));
+  it('an empty value: at its key', () =>
+    expect(locate(yaml, ['spec', 'addresses', 2, 'value'])).toEqual({ line: 9, column: 7 }));
   it('a missing field: at the nearest ancestor that exists', () => {
     expect(locate(yaml, ['spec', 'addresses', 0, 'routability'])).toEqual({ line: 5, column: 7 });
     expect(locate(yaml, ['spec', 'addresses', 9, 'value'])).toEqual({ line: 4, column: 3 });
@@ -108,7 +125,8 @@ describe('SourceText', () => {
 
 describe('checkSource', () => {
   it('places findings in JSON input with tabs as well', () => {
-    const text = '{\n\t"apiVersion": "gateway.networking.k8s.io/v1",\n\t"kind": "Gateway",\n\t"metadata": {"name": "j"},\n\t"spec": {"addresses": [{"value": "10.96.0.1", "routability": "External"}]}\n}\n';
+    const text =
+      '{\n\t"apiVersion": "gateway.networking.k8s.io/v1",\n\t"kind": "Gateway",\n\t"metadata": {"name": "j"},\n\t"spec": {"addresses": [{"value": "10.96.0.1", "routability": "External"}]}\n}\n';
     const report = checkSource(new SourceText('j.json', text), ctx());
     expect(report.errors).toEqual([]);
     expect(report.gateways[0]!.findings[0]!.position).toEqual(whereIs(text, '"10.96.0.1"'));
@@ -116,7 +134,12 @@ describe('checkSource', () => {
 
   it('reports an alias bomb as an input error instead of expanding it', () => {
     const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 12; i++)
+      lines.push(
+        `a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
     const text = `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: bomb}\n${lines.join('\n')}\n`;
     const report = checkSource(new SourceText('bomb.yaml', text), ctx());
     expect(report.gateways).toEqual([]);

@@ -17,7 +17,13 @@ export function escapeProperty(text: string): string {
   return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
 }
 
-function command(level: 'error' | 'warning', file: string, position: Position | undefined, title: string, message: string): string {
+function command(
+  level: 'error' | 'warning',
+  file: string,
+  position: Position | undefined,
+  title: string,
+  message: string,
+): string {
   const props: string[] = [];
   // Standard input has no file to annotate: the annotation then belongs to the run.
   if (file !== STDIN_DISPLAY) props.push(`file=${escapeProperty(file)}`);

@@ -7,11 +7,16 @@ import { gatewayLabel, type CheckReport } from '../report.js';
 import { fileEntries } from './order.js';
 
 /** Characters XML 1.0 cannot carry at all (controls other than tab, LF, CR; lone surrogates; U+FFFE/F). */
-// eslint-disable-next-line no-control-regex
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NOT_XML =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export function escapeXmlText(text: string): string {
-  return text.replace(NOT_XML, '\uFFFD').replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  return text
+    .replace(NOT_XML, '\uFFFD')
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;');
 }
 
 export function escapeXmlAttribute(text: string): string {
@@ -57,11 +62,14 @@ export function formatJunit(report: CheckReport): string {
       for (const f of g.findings) {
         const where = `${g.file}:${f.position.line}:${f.position.column}`;
         if (f.severity === 'violation')
-          body.push(`      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(`${where}: ${f.message}`)}</failure>`);
+          body.push(
+            `      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(`${where}: ${f.message}`)}</failure>`,
+          );
         else warnings.push(`${where}: warning: ${f.code}: ${f.message}`);
       }
       if (body.length > 0) failures++;
-      if (warnings.length > 0) body.push(`      <system-out>${escapeXmlText(warnings.join('\n'))}</system-out>`);
+      if (warnings.length > 0)
+        body.push(`      <system-out>${escapeXmlText(warnings.join('\n'))}</system-out>`);
       const open = `    <testcase${attrs({ classname: file.path, name: gatewayLabel(g), file: file.path, line: g.position.line })}`;
       cases.push(body.length === 0 ? `${open}/>` : `${open}>\n${body.join('\n')}\n    </testcase>`);
     }
@@ -79,8 +87,12 @@ export function formatJunit(report: CheckReport): string {
     failures: totalFailures,
     errors: totalErrors,
   });
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    suites.length === 0 ? `<testsuites${root}/>` : `<testsuites${root}>\n${suites.join('\n')}\n</testsuites>`,
-  ].join('\n') + '\n';
+  return (
+    [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      suites.length === 0
+        ? `<testsuites${root}/>`
+        : `<testsuites${root}>\n${suites.join('\n')}\n</testsuites>`,
+    ].join('\n') + '\n'
+  );
 }
