@@ -2,8 +2,9 @@
 // apiserver apply failurePolicy (Fail: the write is rejected), and `routability` is absent until the
 // CRD is patched, so every optional field must be read only behind has(). These tests check that
 // statically, plus what each condition is meant to select.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { helmBinary, one, render } from './helm.js';
+import { CelError, evalCel } from './mini-cel.js';
 
 const { skipReason } = helmBinary();
 if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
@@ -94,5 +95,164 @@ describe.skipIf(skipReason !== undefined)('rendered matchConditions', () => {
       expression: string;
     }>;
     expect(cond?.expression).toContain('object.status.addresses.exists(a, !has(a.routability))');
+  });
+});
+
+// ---- behaviour: the conditions evaluated (by test/chart/mini-cel.ts) on representative requests ----
+
+type Outcome = 'call' | 'skip' | 'error';
+
+/** All conditions must be true for the apiserver to call the webhook; an error means failurePolicy. */
+function outcome(conditions: Array<{ expression: string }>, env: Record<string, unknown>): Outcome {
+  let result: Outcome = 'call';
+  for (const { expression } of conditions) {
+    const r = evalCel(expression, env);
+    if (r instanceof CelError) return 'error';
+    if (!r) result = 'skip';
+  }
+  return result;
+}
+
+const gateway = (spec: Record<string, unknown>, status?: Record<string, unknown>) => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { name: 'gw', namespace: 'apps' },
+  spec: { gatewayClassName: 'example', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], ...spec },
+  ...(status ? { status } : {}),
+});
+// The admission request as CEL sees it: omitempty drops an empty subResource, so test both shapes.
+const mainRequests = [{ operation: 'UPDATE' }, { operation: 'UPDATE', subResource: '' }];
+const statusRequest = { operation: 'UPDATE', subResource: 'status' };
+
+describe('mini-cel (the evaluator itself)', () => {
+  it('follows CEL: missing keys error, has() does not, && and || absorb errors', () => {
+    expect(evalCel('object.a == 1', { object: {} })).toBeInstanceOf(CelError);
+    expect(evalCel('has(object.a)', { object: {} })).toBe(false);
+    expect(evalCel('false && object.a == 1', { object: {} })).toBe(false);
+    expect(evalCel('object.a == 1 && false', { object: {} })).toBe(false);
+    expect(evalCel('object.a == 1 || true', { object: {} })).toBe(true);
+    expect(evalCel('object.a == 1 || false', { object: {} })).toBeInstanceOf(CelError);
+    expect(evalCel("x.exists(a, a.k == 'v')", { x: [{}, { k: 'v' }] })).toBe(true);
+    expect(evalCel("x.exists(a, a.k == 'v')", { x: [{}, { k: 'w' }] })).toBeInstanceOf(CelError);
+    expect(evalCel('size(x) > 0 && !has(y.z)', { x: [1], y: {} })).toBe(true);
+  });
+});
+
+describe.skipIf(skipReason !== undefined)('matchConditions on representative requests', () => {
+  let validating: Array<{ expression: string }>;
+  let mutating: Array<{ expression: string }>;
+  beforeAll(async () => {
+    const docs = await render();
+    validating = one(docs, 'ValidatingWebhookConfiguration').webhooks[0].matchConditions;
+    mutating = one(docs, 'MutatingWebhookConfiguration').webhooks[0].matchConditions;
+  });
+
+  const spec = {
+    noAddresses: gateway({}),
+    // What the webhook sees before the CRD is patched: the apiserver pruned routability.
+    unpatchedCrd: gateway({ addresses: [{ type: 'IPAddress', value: '10.96.0.10' }] }),
+    valueless: gateway({ addresses: [{ type: 'IPAddress' }] }),
+    withRoutability: gateway({
+      addresses: [
+        { type: 'IPAddress', value: '192.0.2.1' },
+        { type: 'IPAddress', value: '10.96.0.10', routability: 'Cluster' },
+      ],
+    }),
+    withoutSpec: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw' } },
+  };
+
+  it.each([
+    ['a Gateway without addresses', spec.noAddresses, 'skip'],
+    ['addresses without routability (CRD not patched)', spec.unpatchedCrd, 'skip'],
+    ['a value-less address (conformance)', spec.valueless, 'skip'],
+    ['an address naming a routability', spec.withRoutability, 'call'],
+    ['an object without spec', spec.withoutSpec, 'skip'],
+  ] as const)('validating, gateways CREATE/UPDATE: %s -> %s', (_label, object, expected) => {
+    for (const request of mainRequests) {
+      expect(outcome(validating, { object, oldObject: null, request })).toBe(expected);
+      expect(outcome(validating, { object, oldObject: object, request })).toBe(expected);
+    }
+  });
+
+  it.each([
+    ['no status at all', gateway({}), 'skip'],
+    ['empty status addresses', gateway({}, { addresses: [] }), 'skip'],
+    [
+      'conditions without AddressesAssigned',
+      gateway({}, { conditions: [{ type: 'Accepted', status: 'True' }] }),
+      'skip',
+    ],
+    [
+      'status addresses without routability (unset means External)',
+      gateway({}, { addresses: [{ type: 'IPAddress', value: '203.0.113.7' }] }),
+      'call',
+    ],
+    [
+      'an AddressesAssigned condition only',
+      gateway({}, { conditions: [{ type: 'AddressesAssigned', status: 'False', reason: 'NotAssigned' }] }),
+      'call',
+    ],
+    [
+      'a condition without a type (malformed, still no error)',
+      gateway({}, { conditions: [{ status: 'True' }] }),
+      'skip',
+    ],
+  ] as const)('validating, gateways/status UPDATE: %s -> %s', (_label, object, expected) => {
+    expect(outcome(validating, { object, oldObject: object, request: statusRequest })).toBe(expected);
+  });
+
+  it('validating: spec routability does not trigger a status call, nor status addresses a main-resource call', () => {
+    const specOnly = spec.withRoutability;
+    expect(outcome(validating, { object: specOnly, oldObject: specOnly, request: statusRequest })).toBe(
+      'skip',
+    );
+    const statusOnly = gateway({}, { addresses: [{ type: 'IPAddress', value: '203.0.113.7' }] });
+    for (const request of mainRequests) {
+      expect(outcome(validating, { object: statusOnly, oldObject: statusOnly, request })).toBe('skip');
+    }
+  });
+
+  it.each([
+    ['no status', gateway({}), 'skip'],
+    [
+      'an address lacking routability',
+      gateway(
+        {},
+        {
+          addresses: [
+            { type: 'IPAddress', value: '203.0.113.7', routability: 'External' },
+            { type: 'Hostname', value: 'gw.example.com' },
+          ],
+        },
+      ),
+      'call',
+    ],
+    [
+      'every address has routability (idempotent: nothing to do)',
+      gateway({}, { addresses: [{ type: 'IPAddress', value: '203.0.113.7', routability: 'External' }] }),
+      'skip',
+    ],
+    ['empty status addresses', gateway({}, { addresses: [] }), 'skip'],
+  ] as const)('mutating, gateways/status UPDATE: %s -> %s', (_label, object, expected) => {
+    expect(outcome(mutating, { object, oldObject: object, request: statusRequest })).toBe(expected);
+  });
+
+  it('no condition errors on any Gateway of the shapes above, whatever the subresource', () => {
+    const objects = [
+      ...Object.values(spec),
+      gateway(
+        {},
+        {
+          addresses: [{ type: 'IPAddress', value: '203.0.113.7' }],
+          conditions: [{ type: 'AddressesAssigned' }],
+        },
+      ),
+    ];
+    for (const object of objects) {
+      for (const request of [...mainRequests, statusRequest]) {
+        expect(outcome(validating, { object, oldObject: null, request })).not.toBe('error');
+        expect(outcome(mutating, { object, oldObject: null, request })).not.toBe('error');
+      }
+    }
   });
 });
