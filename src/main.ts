@@ -9,13 +9,16 @@ import type { AddressInfo } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import pino, { type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { generateCertificates } from './certs/generate.js';
-import { selectClusterSources } from './cluster/select.js';
+import { clusterMetrics } from './cluster/metrics.js';
+import type { SelectDeps } from './cluster/select.js';
+import { staticSources } from './cluster/static-source.js';
+import type { ClusterSources } from './cluster/types.js';
 import type { ServeConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { buildHealthApp } from './http/health.js';
 import { createServerMetrics } from './http/metrics.js';
 import { loadTlsMaterial, watchCertificates, type TlsFiles, type TlsMaterial } from './http/tls.js';
+import { ServiceRanges } from './rules/networks.js';
 
 export interface ServerHandle {
   readonly port: number;
@@ -35,6 +38,7 @@ async function devCertificates(certDir: string, logger: Logger): Promise<TlsFile
   const files = { certFile: join(certDir, 'tls.crt'), keyFile: join(certDir, 'tls.key') };
   if (existsSync(files.certFile) && existsSync(files.keyFile)) return files;
   await mkdir(certDir, { recursive: true });
+  const { generateCertificates } = await import('./certs/generate.js');
   const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'default' });
   await writeFile(join(certDir, 'ca.crt'), generated.caCert);
   await writeFile(files.certFile, generated.cert);
@@ -62,6 +66,26 @@ async function listenAnywhere(app: { listen(opts: { port: number; host: string }
   }
 }
 
+/**
+ * The cluster modules pull in @kubernetes/client-node, whose import alone takes
+ * 0.5–1.5 s on a 2-core node: with --service-cidr (and no --check-allocated-ips)
+ * nothing of it is used, so it is loaded only when a cluster source is needed.
+ * The flag path below does what selectClusterSources does for the flag.
+ */
+async function clusterSources(deps: SelectDeps): Promise<ClusterSources> {
+  const { config, logger, registry } = deps;
+  if (config.serviceCidrs.length === 0 || config.checkAllocatedIps === true)
+    return (await import('./cluster/select.js')).selectClusterSources(deps);
+  const parsed = ServiceRanges.parse(config.serviceCidrs);
+  if (!parsed.ok) throw new Error(parsed.error); // config.ts validated these already
+  const metrics = clusterMetrics(registry);
+  for (const r of parsed.ranges.all) metrics.serviceRanges.set({ cidr: r.cidr, terminating: 'false' }, 1);
+  logger
+    .child({ component: 'cluster' })
+    .info({ source: 'flag', ranges: parsed.ranges.key() }, 'service ranges from --service-cidr; no ServiceCIDR watch');
+  return staticSources(parsed.ranges, 'flag --service-cidr');
+}
+
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -74,7 +98,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const material = await loadTlsMaterial(files);
   metrics.certificateExpiry.set(material.notAfter.getTime() / 1000);
 
-  const sources = await selectClusterSources({ config, logger, registry });
+  const sources = await clusterSources({ config, logger, registry });
   let closing = false;
   const app = buildApp({ config, logger, sources, metrics, https: httpsOptions(material), closing: () => closing });
   const certificates = watchCertificates(

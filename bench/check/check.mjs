@@ -1,0 +1,197 @@
+/**
+ * `npm run bench:check`: how fast `routability-webhook check` reads manifests,
+ * next to the `yaml` package alone parsing the very same input in the same run.
+ *
+ * - 10,000 Gateway documents (a mix of valid and invalid addresses) as one
+ *   multi-document stream (`-f -`), and as 1,000 files of 10 documents in a
+ *   temporary folder (`-f DIR`).
+ * - Rounds alternate bare parse and check (A B, then B A, …); the figure is the
+ *   median of the rounds, and the ratio is check / bare parse of that median.
+ * - Start-up: the built CLI answering a one-Gateway file, next to `node -e 0`.
+ *
+ * Runs the built code in dist/ (the npm script builds first).
+ * Environment: BENCH_ROUNDS (default 5), BENCH_STARTUP_RUNS (default 11).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Buffer } from 'node:buffer';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { runCheck } from '../../dist/cli/check.js';
+import { YAML_OPTIONS } from '../../dist/check/documents.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const DOCUMENTS = 10_000;
+const FILES = 1_000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 11);
+const RANGES = ['--service-cidr', '10.96.0.0/12,fd00:10:96::/112'];
+
+/** Address entries cycling through valid and invalid cases: about 4 in 10 Gateways have a violation. */
+const ADDRESS_CASES = [
+  (i) => [`- type: IPAddress`, `  value: 10.96.${(i >> 8) & 255}.${(i & 255) || 1}`, `  routability: Cluster`],
+  (i) => [`- type: IPAddress`, `  value: 203.0.113.${i % 250}`, `  routability: External`],
+  (i) => [`- type: Hostname`, `  value: gw-${i}.example.com`, `  routability: External`],
+  (i) => [`- type: IPAddress`, `  value: 192.168.${i % 250}.7`, `  routability: Cluster`], // outside the range
+  () => [`- type: IPAddress`, `  routability: Cluster`], // value-less: valid
+  (i) => [`- type: IPAddress`, `  value: 10.97.0.${i % 250}`, `  routability: External`], // inside the range
+  (i) => [`- type: IPAddress`, `  value: 10.96.1.${i % 250}`, `  routability: cluster`], // typo
+  (i) => [`- type: Hostname`, `  value: gw-${i}.apps.svc.cluster.local`, `  routability: Cluster`],
+  (i) => [`- type: IPAddress`, `  value: fd00:10:96::${(i % 4000).toString(16)}`, `  routability: Cluster`],
+  (i) => [`- type: example.com/Named`, `  value: pool-${i}`],
+];
+
+function gateway(i) {
+  const addresses = [ADDRESS_CASES[i % ADDRESS_CASES.length](i), ADDRESS_CASES[(i * 7 + 3) % ADDRESS_CASES.length](i)];
+  return [
+    '---',
+    'apiVersion: gateway.networking.k8s.io/v1',
+    'kind: Gateway',
+    'metadata:',
+    `  name: gw-${i}`,
+    `  namespace: team-${i % 50}`,
+    '  labels:',
+    '    app.kubernetes.io/managed-by: Helm',
+    `    app.kubernetes.io/instance: release-${i % 20}`,
+    'spec:',
+    '  gatewayClassName: example',
+    '  listeners:',
+    '    - name: http',
+    '      protocol: HTTP',
+    '      port: 80',
+    '      allowedRoutes:',
+    '        namespaces:',
+    '          from: Same',
+    '    - name: https',
+    '      protocol: HTTPS',
+    '      port: 443',
+    `      hostname: "*.team-${i % 50}.example.com"`,
+    '      tls:',
+    '        mode: Terminate',
+    '        certificateRefs:',
+    `          - name: cert-${i}`,
+    '  addresses:',
+    ...addresses.flat().map((l) => `    ${l}`),
+    '',
+  ].join('\n');
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function sink() {
+  return new Writable({ write: (_chunk, _enc, cb) => cb() });
+}
+
+async function check(argv, stdin) {
+  const io = {
+    stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
+    stdout: sink(),
+    stderr: sink(),
+    env: {},
+    cwd: ROOT,
+  };
+  const code = await runCheck(argv, io);
+  if (code !== 1) throw new Error(`check exited ${code}, expected 1 (the corpus has violations)`);
+}
+
+function bareParse(texts) {
+  let documents = 0;
+  for (const text of texts) documents += parseAllDocuments(text, YAML_OPTIONS).length;
+  if (documents !== DOCUMENTS) throw new Error(`parsed ${documents} documents`);
+}
+
+function bareParseFiles(dir) {
+  const texts = [];
+  for (const name of readdirSync(dir).sort()) texts.push(readFileSync(join(dir, name), 'utf8'));
+  bareParse(texts);
+}
+
+async function time(fn) {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Alternates A B / B A per round and returns the median milliseconds of each. */
+async function alternate(bare, checked) {
+  const a = [];
+  const b = [];
+  await bare(); // warm-up: JIT and file cache, not counted
+  await checked();
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      a.push(await time(bare));
+      b.push(await time(checked));
+    } else {
+      b.push(await time(checked));
+      a.push(await time(bare));
+    }
+  }
+  return { bare: median(a), check: median(b), bareRounds: a, checkRounds: b };
+}
+
+function wall(args) {
+  const start = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = performance.now() - start;
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+function fmt(ms) {
+  return `${ms.toFixed(0)} ms`;
+}
+
+const docs = Array.from({ length: DOCUMENTS }, (_, i) => gateway(i));
+const stream = docs.join('');
+const dir = mkdtempSync(join(tmpdir(), 'bench-check-'));
+try {
+  const perFile = DOCUMENTS / FILES;
+  mkdirSync(join(dir, 'manifests'));
+  for (let f = 0; f < FILES; f++)
+    writeFileSync(join(dir, 'manifests', `gw-${String(f).padStart(4, '0')}.yaml`), docs.slice(f * perFile, (f + 1) * perFile).join(''));
+  const one = join(dir, 'one.yaml');
+  writeFileSync(one, gateway(3));
+
+  console.log(`check benchmark: ${DOCUMENTS} Gateways, ${(stream.length / 1e6).toFixed(1)} MB; node ${process.version}; ${ROUNDS} rounds, median`);
+  const results = [];
+  const s = await alternate(() => bareParse([stream]), () => check(['-f', '-', ...RANGES], stream));
+  results.push({ input: 'one stream (-f -)', ...s });
+  const f = await alternate(() => bareParseFiles(join(dir, 'manifests')), () => check(['-f', join(dir, 'manifests'), ...RANGES]));
+  results.push({ input: `${FILES} files (-f DIR)`, ...f });
+
+  console.log('');
+  console.log('| input | yaml parse alone | check | check docs/s | check / parse |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results)
+    console.log(
+      `| ${r.input} | ${fmt(r.bare)} | ${fmt(r.check)} | ${Math.round(DOCUMENTS / (r.check / 1000))} | ${(r.check / r.bare).toFixed(2)}× |`,
+    );
+  for (const r of results)
+    console.log(`rounds ${r.input}: parse ${r.bareRounds.map(fmt).join(', ')}; check ${r.checkRounds.map(fmt).join(', ')}`);
+
+  const node = [];
+  const cli = [];
+  wall(['-e', '0']);
+  wall([CLI, 'check', '-f', one, ...RANGES]);
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    node.push(wall(['-e', '0']));
+    cli.push(wall([CLI, 'check', '-f', one, ...RANGES]));
+  }
+  console.log('');
+  console.log(`start-up (${STARTUP_RUNS} runs each, alternating, median wall time):`);
+  console.log(`| node -e 0 | ${fmt(median(node))} |`);
+  console.log(`| node dist/cli/main.js check -f one.yaml | ${fmt(median(cli))} |`);
+  console.log(`| check's own start-up and work | ${fmt(median(cli) - median(node))} |`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

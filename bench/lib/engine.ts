@@ -1,0 +1,105 @@
+/**
+ * Engine cost: the rules alone (the webhook functions of dist/webhooks/gateway.js,
+ * which call validateGateway / mutateGateway) against JSON.parse of the same
+ * bytes, and the whole decode → rules → encode → stringify path for context.
+ * Runs in this process on the built code, one payload at a time.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Decode from '../../src/admission/decode.js';
+import type * as Answer from '../../src/admission/answer.js';
+import type * as Config from '../../src/config.js';
+import type * as Networks from '../../src/rules/networks.js';
+import type * as Gateway from '../../src/webhooks/gateway.js';
+import type { BenchPayload } from '../payloads.js';
+import { repoRoot, SERVICE_CIDRS } from './servers.js';
+
+export interface EngineFigure {
+  readonly payload: string;
+  readonly bytes: number;
+  /** Nanoseconds per operation. */
+  readonly parseNs: number;
+  readonly rulesNs: number;
+  readonly pipelineNs: number;
+  /** rulesNs / parseNs */
+  readonly ratio: number;
+}
+
+async function load<T>(relative: string): Promise<T> {
+  return (await import(pathToFileURL(join(repoRoot(), 'dist', relative)).href)) as T;
+}
+
+/** Median of `samples` timings of `fn` run in batches of at least `batchMs`. */
+function timeNs(fn: () => unknown, batchMs: number, samples: number): number {
+  // Calibrate a batch size that takes about batchMs.
+  let n = 1;
+  for (;;) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (ms >= batchMs || n > 1e7) break;
+    n *= ms < batchMs / 10 ? 10 : 2;
+  }
+  const per: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    per.push(Number(process.hrtime.bigint() - t0) / n);
+  }
+  per.sort((a, b) => a - b);
+  return per[Math.floor(per.length / 2)]!;
+}
+
+let sink: unknown;
+
+export async function measureEngine(
+  payloads: readonly BenchPayload[],
+  batchMs = 100,
+  samples = 15,
+): Promise<EngineFigure[]> {
+  const gateway = await load<typeof Gateway>('webhooks/gateway.js');
+  const decodeMod = await load<typeof Decode>('admission/decode.js');
+  const answerMod = await load<typeof Answer>('admission/answer.js');
+  const config = await load<typeof Config>('config.js');
+  const networks = await load<typeof Networks>('rules/networks.js');
+  const parsed = networks.ServiceRanges.parse(SERVICE_CIDRS.split(','));
+  if (!parsed.ok) throw new Error(parsed.error);
+  const settings: Config.RuleSettings = {
+    serviceCidrs: SERVICE_CIDRS.split(','),
+    clusterDomain: 'cluster.local',
+    allowedRoutability: undefined,
+    specPolicy: 'enforce',
+    statusPolicy: 'warn',
+  };
+  const ctx = config.ruleContext(settings, parsed.ranges);
+  const decode = decodeMod.createReviewDecoder();
+
+  const out: EngineFigure[] = [];
+  for (const p of payloads) {
+    const webhook = p.path === '/mutate' ? gateway.mutateReview : gateway.validateReview;
+    const decoded = decode(JSON.parse(p.body));
+    if (!decoded.ok) throw new Error(`${p.name}: ${decoded.error}`);
+    const request = decoded.request;
+    const bytes = Buffer.from(p.body);
+    const parseNs = timeNs(() => (sink = JSON.parse(bytes.toString('utf8'))), batchMs, samples);
+    const rulesNs = timeNs(() => (sink = webhook(request, ctx)), batchMs, samples);
+    const pipelineNs = timeNs(
+      () => {
+        const a = answerMod.answerReview(decode, (r) => webhook(r, ctx), JSON.parse(bytes.toString('utf8')));
+        sink = a.ok ? JSON.stringify(a.review) : a;
+      },
+      batchMs,
+      samples,
+    );
+    out.push({
+      payload: p.name,
+      bytes: bytes.length,
+      parseNs,
+      rulesNs,
+      pipelineNs,
+      ratio: rulesNs / parseNs,
+    });
+  }
+  if (sink === Symbol.for('never')) console.log(sink);
+  return out;
+}
