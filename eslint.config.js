@@ -19,7 +19,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['node:*', 'fastify', 'fastify/*', 'pino', '@kubernetes/*', 'prom-client', 'yaml'], message: 'src/rules is pure: only ipaddr.js may be imported.' }] },
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fastify', 'fastify/*', 'pino', '@kubernetes/*', 'prom-client', 'yaml'],
+              message: 'src/rules is pure: only ipaddr.js may be imported.',
+            },
+          ],
+        },
       ],
     },
   },

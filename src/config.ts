@@ -24,7 +24,8 @@ export type FlagDefinitions = Readonly<Record<string, FlagDefinition>>;
 export type FlagValue = string | boolean | number | readonly string[] | undefined;
 export type ParsedFlags = Readonly<Record<string, FlagValue>>;
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
 export const ENV_PREFIX = 'ROUTABILITY_WEBHOOK_';
 
@@ -40,7 +41,12 @@ function splitList(values: readonly string[]): string[] {
     .filter((v) => v !== '');
 }
 
-function convert(name: string, def: FlagDefinition, raw: string | boolean | string[], from: string): Parsed<FlagValue> {
+function convert(
+  name: string,
+  def: FlagDefinition,
+  raw: string | boolean | string[],
+  from: string,
+): Parsed<FlagValue> {
   switch (def.kind) {
     case 'boolean': {
       if (typeof raw === 'boolean') return { ok: true, value: raw };
@@ -58,7 +64,10 @@ function convert(name: string, def: FlagDefinition, raw: string | boolean | stri
       const max = def.kind === 'port' ? 65535 : Number.MAX_SAFE_INTEGER;
       // Port 0 asks the kernel for a free port (tests); the bound port is logged.
       if (!/^\d+$/.test(text) || n > max)
-        return { ok: false, error: `${from}: must be ${def.kind === 'port' ? 'a port from 0 to 65535' : 'a whole number'}, got "${text}"` };
+        return {
+          ok: false,
+          error: `${from}: must be ${def.kind === 'port' ? 'a port from 0 to 65535' : 'a whole number'}, got "${text}"`,
+        };
       return { ok: true, value: n };
     }
     case 'string': {
@@ -150,7 +159,8 @@ export interface RuleSettings {
   readonly allowedRoutability: ReadonlySet<string> | undefined;
 }
 
-const DOMAIN_PREFIXED = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+const DOMAIN_PREFIXED =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Validates the shared rule flags; the CIDRs are parsed here so a bad one stops start-up. */
@@ -160,7 +170,10 @@ export function ruleSettingsFrom(flags: ParsedFlags): Parsed<RuleSettings> {
   if (!parsed.ok) return { ok: false, error: `--service-cidr: ${parsed.error}` };
   const clusterDomain = String(flags['cluster-domain']).replace(/\.$/, '');
   if (!DNS_SUBDOMAIN.test(clusterDomain))
-    return { ok: false, error: `--cluster-domain: "${clusterDomain}" is not a DNS domain (e.g. cluster.local)` };
+    return {
+      ok: false,
+      error: `--cluster-domain: "${clusterDomain}" is not a DNS domain (e.g. cluster.local)`,
+    };
   const allowed = flags['allowed-routability'] as readonly string[] | undefined;
   for (const value of allowed ?? []) {
     if (value.length > ROUTABILITY_MAX_LENGTH || !DOMAIN_PREFIXED.test(value))
@@ -203,15 +216,29 @@ export const DEV_SERVICE_CIDR = '10.96.0.0/12';
 export const SERVE_FLAGS = {
   ...RULE_FLAGS,
   port: { kind: 'port', default: 8443, description: 'HTTPS port for POST /validate and /mutate.' },
-  'health-port': { kind: 'port', default: 8080, description: 'Plain-HTTP port for /healthz, /readyz, /metrics.' },
+  'health-port': {
+    kind: 'port',
+    default: 8080,
+    description: 'Plain-HTTP port for /healthz, /readyz, /metrics.',
+  },
   'tls-cert-file': { kind: 'string', description: 'Serving certificate (PEM); reloaded when it changes.' },
-  'tls-private-key-file': { kind: 'string', description: 'Serving private key (PEM); reloaded when it changes.' },
-  'client-ca-file': { kind: 'string', description: 'CA bundle; when set, clients must present a certificate it signed.' },
+  'tls-private-key-file': {
+    kind: 'string',
+    description: 'Serving private key (PEM); reloaded when it changes.',
+  },
+  'client-ca-file': {
+    kind: 'string',
+    description: 'CA bundle; when set, clients must present a certificate it signed.',
+  },
   'check-allocated-ips': {
     kind: 'boolean',
-    description: 'Deny Cluster requests for IPs held by other IPAddress objects (default: on when the cluster is used).',
+    description:
+      'Deny Cluster requests for IPs held by other IPAddress objects (default: on when the cluster is used).',
   },
-  kubeconfig: { kind: 'string', description: 'Kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config).' },
+  kubeconfig: {
+    kind: 'string',
+    description: 'Kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config).',
+  },
   'log-level': {
     kind: 'string',
     default: 'info',
@@ -223,8 +250,16 @@ export const SERVE_FLAGS = {
     default: 10,
     description: 'On SIGTERM, how long in-flight requests may take before the process exits.',
   },
-  'max-body-bytes': { kind: 'integer', default: 7 * 1024 * 1024, description: 'Largest accepted review body.' },
-  'cert-dir': { kind: 'string', default: 'certs', description: 'With --dev: where dev certificates are kept.' },
+  'max-body-bytes': {
+    kind: 'integer',
+    default: 7 * 1024 * 1024,
+    description: 'Largest accepted review body.',
+  },
+  'cert-dir': {
+    kind: 'string',
+    default: 'certs',
+    description: 'With --dev: where dev certificates are kept.',
+  },
   dev: {
     kind: 'boolean',
     default: false,
@@ -247,7 +282,10 @@ export interface ServeConfig extends RuleSettings {
   readonly dev: boolean;
 }
 
-export function parseServeConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Parsed<ServeConfig> {
+export function parseServeConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<ServeConfig> {
   const parsed = parseFlags(SERVE_FLAGS, argv, env);
   if (!parsed.ok) return parsed;
   const f = parsed.value.flags;
@@ -259,8 +297,13 @@ export function parseServeConfig(argv: readonly string[], env: Readonly<Record<s
   if ((cert === undefined) !== (key === undefined))
     return { ok: false, error: '--tls-cert-file and --tls-private-key-file must be given together' };
   if (cert === undefined && !dev)
-    return { ok: false, error: '--tls-cert-file and --tls-private-key-file are required (or use --dev for generated certificates)' };
-  if (f['port'] === f['health-port'] && f['port'] !== 0) return { ok: false, error: '--port and --health-port must differ' };
+    return {
+      ok: false,
+      error:
+        '--tls-cert-file and --tls-private-key-file are required (or use --dev for generated certificates)',
+    };
+  if (f['port'] === f['health-port'] && f['port'] !== 0)
+    return { ok: false, error: '--port and --health-port must differ' };
   return {
     ok: true,
     value: Object.freeze({
@@ -282,10 +325,22 @@ export function parseServeConfig(argv: readonly string[], env: Readonly<Record<s
 }
 
 export const CERTS_FLAGS = {
-  'out-dir': { kind: 'string', default: 'certs', description: 'Folder to write ca.crt, ca.key, tls.crt and tls.key into.' },
-  service: { kind: 'string', default: 'gateway-routability-webhook', description: 'Service name the apiserver calls.' },
+  'out-dir': {
+    kind: 'string',
+    default: 'certs',
+    description: 'Folder to write ca.crt, ca.key, tls.crt and tls.key into.',
+  },
+  service: {
+    kind: 'string',
+    default: 'gateway-routability-webhook',
+    description: 'Service name the apiserver calls.',
+  },
   namespace: { kind: 'string', default: 'default', description: 'Namespace of that Service.' },
-  'cluster-domain': { kind: 'string', default: 'cluster.local', description: 'Cluster DNS domain for the long SAN.' },
+  'cluster-domain': {
+    kind: 'string',
+    default: 'cluster.local',
+    description: 'Cluster DNS domain for the long SAN.',
+  },
   'extra-san': { kind: 'list', description: 'More DNS names or IPs to include.' },
   days: { kind: 'integer', default: 365, description: 'Validity in days.' },
   force: { kind: 'boolean', default: false, description: 'Overwrite existing files.' },
@@ -306,7 +361,8 @@ export function helpText(command: string, summary: string, defs: FlagDefinitions
   const lines = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
   for (const [name, def] of Object.entries(defs)) {
     const flag = `${def.short ? `-${def.short}, ` : ''}--${name}${def.kind === 'boolean' ? '' : ' VALUE'}`;
-    const dflt = def.default === undefined || def.default === false ? '' : ` (default: ${String(def.default)})`;
+    const dflt =
+      def.default === undefined || def.default === false ? '' : ` (default: ${String(def.default)})`;
     const env = def.noEnv ? '' : ` [${envName(name)}]`;
     lines.push(`  ${flag.padEnd(34)} ${def.description}${dflt}${env}`);
   }

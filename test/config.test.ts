@@ -23,8 +23,15 @@ describe('serve configuration', () => {
   });
 
   it('splits repeated and comma-separated lists', () => {
-    const parsed = parseServeConfig([...certs, '--service-cidr', '10.96.0.0/12, fd00:10:96::/112', '--service-cidr', '10.200.0.0/16'], {});
-    expect(parsed.ok && parsed.value.serviceCidrs).toEqual(['10.96.0.0/12', 'fd00:10:96::/112', '10.200.0.0/16']);
+    const parsed = parseServeConfig(
+      [...certs, '--service-cidr', '10.96.0.0/12, fd00:10:96::/112', '--service-cidr', '10.200.0.0/16'],
+      {},
+    );
+    expect(parsed.ok && parsed.value.serviceCidrs).toEqual([
+      '10.96.0.0/12',
+      'fd00:10:96::/112',
+      '10.200.0.0/16',
+    ]);
   });
 
   it('reads every flag from ROUTABILITY_WEBHOOK_*, command line first', () => {
@@ -54,7 +61,10 @@ describe('serve configuration', () => {
     [['--port', '70000'], /--port: must be a port/],
     [['--port', '9000', '--health-port', '9000'], /must differ/],
     [['--cluster-domain', 'Not A Domain'], /--cluster-domain: "Not A Domain" is not a DNS domain/],
-    [['--allowed-routability', 'Cluster'], /--allowed-routability: "Cluster" is not a domain-prefixed routability/],
+    [
+      ['--allowed-routability', 'Cluster'],
+      /--allowed-routability: "Cluster" is not a domain-prefixed routability/,
+    ],
     [['--status-policy', 'deny'], /--status-policy: must be one of enforce, warn, got "deny"/],
     [['--tls-cert-file', 'only'], /must be given together/],
   ])('refuses %j', (args, reason) => {

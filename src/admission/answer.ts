@@ -21,5 +21,10 @@ export function answerReview(
   const decoded = decode(body);
   if (!decoded.ok) return decoded;
   const outcome = decide(decoded.request);
-  return { ok: true, request: decoded.request, outcome, review: encodeReview(decoded.version, decoded.request.uid, outcome) };
+  return {
+    ok: true,
+    request: decoded.request,
+    outcome,
+    review: encodeReview(decoded.version, decoded.request.uid, outcome),
+  };
 }

@@ -69,8 +69,12 @@ export function createReviewDecoder(): ReviewDecoder {
 
 function uidOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  const request = Object.prototype.hasOwnProperty.call(body, 'request') ? (body as { request: unknown }).request : undefined;
+  const request = Object.prototype.hasOwnProperty.call(body, 'request')
+    ? (body as { request: unknown }).request
+    : undefined;
   if (typeof request !== 'object' || request === null) return undefined;
-  const uid = Object.prototype.hasOwnProperty.call(request, 'uid') ? (request as { uid: unknown }).uid : undefined;
+  const uid = Object.prototype.hasOwnProperty.call(request, 'uid')
+    ? (request as { uid: unknown }).uid
+    : undefined;
   return typeof uid === 'string' ? uid.slice(0, 128) : undefined;
 }

@@ -18,7 +18,11 @@ export function causeOf(field: string, message: string): StatusCause {
   return { field, reason: CAUSE_TYPES[type] ?? 'FieldValueInvalid', message: rest };
 }
 
-export function encodeReview(version: AdmissionVersion, uid: string, outcome: Outcome): AdmissionReviewResponse {
+export function encodeReview(
+  version: AdmissionVersion,
+  uid: string,
+  outcome: Outcome,
+): AdmissionReviewResponse {
   const extras: { warnings?: readonly string[]; auditAnnotations?: Readonly<Record<string, string>> } = {};
   if (outcome.warnings.length > 0) extras.warnings = outcome.warnings;
   if (Object.keys(outcome.auditAnnotations).length > 0) extras.auditAnnotations = outcome.auditAnnotations;

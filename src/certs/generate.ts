@@ -52,21 +52,34 @@ export async function generateCertificates(req: CertificateRequest): Promise<Gen
     ],
   });
   const { dns, ips } = sanNames(req);
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: `${req.service}.${req.namespace}.svc` }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate,
-    notAfterDate,
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [...dns.map((value) => ({ type: 2 as const, value })), ...ips.map((ip) => ({ type: 7 as const, ip }))],
-      },
-    ],
-  });
-  return { caCert: ca.cert, caKey: ca.private, cert: leaf.cert, key: leaf.private, dnsNames: dns, ipAddresses: ips };
+  const leaf = await selfsigned.generate(
+    [{ name: 'commonName', value: `${req.service}.${req.namespace}.svc` }],
+    {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      notBeforeDate,
+      notAfterDate,
+      ca: { key: ca.private, cert: ca.cert },
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            ...dns.map((value) => ({ type: 2 as const, value })),
+            ...ips.map((ip) => ({ type: 7 as const, ip })),
+          ],
+        },
+      ],
+    },
+  );
+  return {
+    caCert: ca.cert,
+    caKey: ca.private,
+    cert: leaf.cert,
+    key: leaf.private,
+    dnsNames: dns,
+    ipAddresses: ips,
+  };
 }

@@ -8,7 +8,14 @@ import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from './io.js';
 
 export async function runCerts(argv: readonly string[], io: CommandIO): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    writeLine(io.stdout, helpText('certs', 'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key).', CERTS_FLAGS));
+    writeLine(
+      io.stdout,
+      helpText(
+        'certs',
+        'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key).',
+        CERTS_FLAGS,
+      ),
+    );
     return EXIT_OK;
   }
   const parsed = parseFlags(CERTS_FLAGS, argv, io.env);
@@ -21,7 +28,10 @@ export async function runCerts(argv: readonly string[], io: CommandIO): Promise<
   const names = ['ca.crt', 'ca.key', 'tls.crt', 'tls.key'];
   const existing = names.filter((n) => existsSync(join(outDir, n)));
   if (existing.length > 0 && f['force'] !== true) {
-    writeLine(io.stderr, `routability-webhook certs: ${outDir} already has ${existing.join(', ')}; use --force to overwrite`);
+    writeLine(
+      io.stderr,
+      `routability-webhook certs: ${outDir} already has ${existing.join(', ')}; use --force to overwrite`,
+    );
     return EXIT_USAGE;
   }
   const generated = await generateCertificates({

@@ -10,7 +10,10 @@ import { EXIT_USAGE, writeLine } from './io.js';
 type Command = (argv: readonly string[], io: CommandIO) => Promise<number>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  serve: { summary: 'run the HTTPS admission webhook', load: async () => (await import('./serve.js')).runServe },
+  serve: {
+    summary: 'run the HTTPS admission webhook',
+    load: async () => (await import('./serve.js')).runServe,
+  },
   review: {
     summary: 'answer one AdmissionReview from stdin, exactly as the server would',
     load: async () => (await import('./review.js')).runReview,
@@ -50,7 +53,10 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
   return (await command.load())(rest, io);
 }
 
-const isEntryPoint = process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
+const isEntryPoint =
+  process.argv[1] !== undefined &&
+  import.meta.url ===
+    (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
 if (isEntryPoint) {
   const code = await main(process.argv.slice(2), {
     stdin: process.stdin,

@@ -10,7 +10,11 @@ export async function runReview(argv: readonly string[], io: CommandIO): Promise
   if (argv.includes('--help') || argv.includes('-h')) {
     writeLine(
       io.stdout,
-      helpText('review', 'Read one AdmissionReview JSON on stdin; print the response the server would give.', REVIEW_FLAGS),
+      helpText(
+        'review',
+        'Read one AdmissionReview JSON on stdin; print the response the server would give.',
+        REVIEW_FLAGS,
+      ),
     );
     return EXIT_OK;
   }

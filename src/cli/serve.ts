@@ -5,7 +5,10 @@ import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from './io.js';
 
 export async function runServe(argv: readonly string[], io: CommandIO): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    writeLine(io.stdout, helpText('serve', 'Run the HTTPS admission webhook (POST /validate, /mutate).', SERVE_FLAGS));
+    writeLine(
+      io.stdout,
+      helpText('serve', 'Run the HTTPS admission webhook (POST /validate, /mutate).', SERVE_FLAGS),
+    );
     return EXIT_OK;
   }
   const parsed = parseServeConfig(argv, io.env);

@@ -54,7 +54,8 @@ export function buildApp(deps: AppDeps) {
   const contextNow = (): RuleContext | undefined => {
     const ranges = sources.ranges.current();
     if (!ranges) return undefined;
-    if (cached?.ranges !== ranges) cached = { ranges, ctx: ruleContext(config, ranges, sources.allocatedIPs) };
+    if (cached?.ranges !== ranges)
+      cached = { ranges, ctx: ruleContext(config, ranges, sources.allocatedIPs) };
     return cached.ctx;
   };
 
@@ -127,7 +128,10 @@ export function buildApp(deps: AppDeps) {
         if (!ctx) {
           const reason = sources.ranges.readiness().reason ?? 'service ranges unknown';
           metrics.requests.inc({ webhook: name, operation: 'unknown', outcome: 'error', code: '503' });
-          return reply.code(503).type('application/json').send({ error: `not ready: ${reason}` });
+          return reply
+            .code(503)
+            .type('application/json')
+            .send({ error: `not ready: ${reason}` });
         }
         const answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
         if (!answer.ok) {
@@ -137,8 +141,14 @@ export function buildApp(deps: AppDeps) {
         }
         const { request: review, outcome } = answer;
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const outcomeLabel = outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
-        metrics.requests.inc({ webhook: name, operation: review.operation, outcome: outcomeLabel, code: '200' });
+        const outcomeLabel =
+          outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
+        metrics.requests.inc({
+          webhook: name,
+          operation: review.operation,
+          outcome: outcomeLabel,
+          code: '200',
+        });
         metrics.duration.observe({ webhook: name }, seconds);
         for (const code of outcome.codes) metrics.violations.inc({ rule: code });
         const budget = parseTimeoutParam((request.query as Record<string, unknown>)['timeout']);

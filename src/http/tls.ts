@@ -32,7 +32,9 @@ export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
     try {
       return await readFile(path);
     } catch (err) {
-      throw new Error(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new Error(
+        `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   };
   const cert = await read(files.certFile, 'certificate');
@@ -59,7 +61,11 @@ export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
       throw new Error(`${files.clientCaFile} holds no PEM certificate`);
     }
   }
-  const digest = createHash('sha256').update(cert).update(key).update(ca ?? '').digest('hex');
+  const digest = createHash('sha256')
+    .update(cert)
+    .update(key)
+    .update(ca ?? '')
+    .digest('hex');
   return { cert, key, ca, notAfter: new Date(x509.validTo), subject: x509.subject, digest };
 }
 
@@ -91,13 +97,20 @@ export function watchCertificates(
     try {
       next = await loadTlsMaterial(files);
     } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'certificate reload failed; still serving the previous one');
+      logger.warn(
+        { err: (err as Error).message },
+        'certificate reload failed; still serving the previous one',
+      );
       return;
     }
     if (next.digest === current.digest) return;
     apply(next);
     logger.info(
-      { subject: next.subject, notAfter: next.notAfter.toISOString(), previousNotAfter: current.notAfter.toISOString() },
+      {
+        subject: next.subject,
+        notAfter: next.notAfter.toISOString(),
+        previousNotAfter: current.notAfter.toISOString(),
+      },
       'serving certificate reloaded',
     );
     current = next;
@@ -126,12 +139,18 @@ export function watchCertificates(
     debounce = setTimeout(() => void reload(), 100);
     debounce.unref();
   };
-  const folders = new Set([dirname(files.certFile), dirname(files.keyFile), ...(files.clientCaFile ? [dirname(files.clientCaFile)] : [])]);
+  const folders = new Set([
+    dirname(files.certFile),
+    dirname(files.keyFile),
+    ...(files.clientCaFile ? [dirname(files.clientCaFile)] : []),
+  ]);
   const watchers: FSWatcher[] = [];
   for (const folder of folders) {
     try {
       const w = watch(folder, { persistent: false }, onEvent);
-      w.on('error', (err) => logger.warn({ folder, err: err.message }, 'certificate folder watch failed; polling continues'));
+      w.on('error', (err) =>
+        logger.warn({ folder, err: err.message }, 'certificate folder watch failed; polling continues'),
+      );
       watchers.push(w);
     } catch (err) {
       logger.warn({ folder, err: (err as Error).message }, 'cannot watch certificate folder; polling only');

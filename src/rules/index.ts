@@ -13,7 +13,15 @@ import {
   STATUS_ADDRESSES,
 } from './status.js';
 import { clampWarning } from './messages.js';
-import { asRecord, finding, own, type Finding, type GatewayRequest, type Policy, type RuleContext } from './types.js';
+import {
+  asRecord,
+  finding,
+  own,
+  type Finding,
+  type GatewayRequest,
+  type Policy,
+  type RuleContext,
+} from './types.js';
 
 export interface ValidationResult {
   readonly allowed: boolean;
@@ -61,7 +69,10 @@ function collectSpec(request: GatewayRequest, ctx: RuleContext, out: Collected[]
   for (const f of findings) out.push({ scope: 'spec', finding: f, ratcheted: false });
   const old =
     request.operation === 'UPDATE'
-      ? unchangedKeys(readAddresses(own(asRecord(own(asRecord(request.oldObject), 'spec')), 'addresses'), SPEC_ADDRESSES).entries)
+      ? unchangedKeys(
+          readAddresses(own(asRecord(own(asRecord(request.oldObject), 'spec')), 'addresses'), SPEC_ADDRESSES)
+            .entries,
+        )
       : new Set<string>();
   const gateway = gatewayIdentity(request);
   for (const entry of entries) {
@@ -81,7 +92,8 @@ function collectStatus(request: GatewayRequest, ctx: RuleContext, out: Collected
   const old = unchangedKeys(readAddresses(own(oldStatus, 'addresses'), STATUS_ADDRESSES).entries);
   for (const entry of entries) {
     const ratcheted = old.has(entryKey(entry));
-    for (const f of checkStatusAddress(entry, ctx, requests)) out.push({ scope: 'status', finding: f, ratcheted });
+    for (const f of checkStatusAddress(entry, ctx, requests))
+      out.push({ scope: 'status', finding: f, ratcheted });
   }
   const conditionsUnchanged = oldStatus !== undefined && conditionKey(status) === conditionKey(oldStatus);
   for (const f of checkAddressesAssigned(status))
@@ -118,13 +130,15 @@ export function aggregateMessage(findings: readonly Finding[]): string {
   if (findings.length === 0) return '';
   if (findings.length === 1) return findings[0]!.message;
   const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => f.message);
-  if (findings.length > MAX_REPORTED_VIOLATIONS) shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  if (findings.length > MAX_REPORTED_VIOLATIONS)
+    shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
   return `[${shown.join(', ')}]`;
 }
 
 function summarise(findings: readonly Finding[]): string {
   const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => `${f.code}@${f.field.toString()}`);
-  if (findings.length > MAX_REPORTED_VIOLATIONS) shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  if (findings.length > MAX_REPORTED_VIOLATIONS)
+    shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
   return shown.join(', ');
 }
 
@@ -172,7 +186,9 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
   for (const list of ratchetedByEntry.values()) {
     ratcheted.push(...list);
     const first = list[0]!;
-    const note = finding('UnchangedEntryRatcheted', first.field.upToFirstIndex(), { codes: [...new Set(list.map((f) => f.code))] });
+    const note = finding('UnchangedEntryRatcheted', first.field.upToFirstIndex(), {
+      codes: [...new Set(list.map((f) => f.code))],
+    });
     warnings.push(note.warning);
   }
 

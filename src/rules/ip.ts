@@ -31,7 +31,12 @@ export function parseIP(text: string): ParsedIP | undefined {
   if (text.length > 45) return undefined;
   if (IPV4_STRICT.test(text)) {
     const address = ipaddr.IPv4.parse(text);
-    return { family: 'IPv4', bits: bytesToBigInt(address.toByteArray()), canonical: address.toString(), address };
+    return {
+      family: 'IPv4',
+      bits: bytesToBigInt(address.toByteArray()),
+      canonical: address.toString(),
+      address,
+    };
   }
   if (!IPV6_CHARS.test(text) || !text.includes(':')) return undefined;
   const dotted = text.lastIndexOf(':');
@@ -41,9 +46,19 @@ export function parseIP(text: string): ParsedIP | undefined {
   const v6 = ipaddr.IPv6.parse(text);
   if (v6.isIPv4MappedAddress()) {
     const address = v6.toIPv4Address();
-    return { family: 'IPv4', bits: bytesToBigInt(address.toByteArray()), canonical: address.toString(), address };
+    return {
+      family: 'IPv4',
+      bits: bytesToBigInt(address.toByteArray()),
+      canonical: address.toString(),
+      address,
+    };
   }
-  return { family: 'IPv6', bits: bytesToBigInt(v6.toByteArray()), canonical: v6.toRFC5952String(), address: v6 };
+  return {
+    family: 'IPv6',
+    bits: bytesToBigInt(v6.toByteArray()),
+    canonical: v6.toRFC5952String(),
+    address: v6,
+  };
 }
 
 /** True when the address is globally routable (not private, ULA, loopback, documentation, …). */

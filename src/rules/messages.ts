@@ -22,7 +22,12 @@ interface Params {
   ClusterAddressAllocated: { value: string; holder: string };
   ExternalAddressInsideServiceRange: { value: string; cidr: string; unset: boolean };
   ExternalHostnameInClusterDomain: { value: string; suffix: string; unset: boolean };
-  RoutabilityMismatch: { routability: string; unset: boolean; requestedBy?: string; requested: readonly string[] };
+  RoutabilityMismatch: {
+    routability: string;
+    unset: boolean;
+    requestedBy?: string;
+    requested: readonly string[];
+  };
   AddressesAssignedInconsistent:
     | { problem: 'pair'; status: string; reason: string }
     | { problem: 'programmed'; programmed: string }
@@ -51,7 +56,8 @@ interface Entry<P> {
 /** Go's %q for strings, JSON for everything else, capped so a hostile value cannot flood a message. */
 export function quote(value: unknown, max = 256): string {
   let text: string;
-  if (typeof value === 'string') text = JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
+  if (typeof value === 'string')
+    text = JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
   else if (value === undefined) text = 'null';
   else {
     try {
@@ -74,7 +80,8 @@ const SUPPORTED = '"External", "Cluster", or a domain-prefixed value such as "ex
 /** Help for the slips people really make: case, and GEP-1651's Public/Private. */
 export function routabilityHint(value: string): string | undefined {
   const lower = value.toLowerCase();
-  for (const known of WELL_KNOWN_ROUTABILITY) if (lower === known.toLowerCase()) return `did you mean "${known}"?`;
+  for (const known of WELL_KNOWN_ROUTABILITY)
+    if (lower === known.toLowerCase()) return `did you mean "${known}"?`;
   if (lower === 'public') return 'GEP-1651\'s "Public" is "External" in GEP-5093';
   if (lower === 'private')
     return 'GEP-1651\'s "Private" has no portable equivalent: use "Cluster" for a ClusterIP, or a domain-prefixed value';
@@ -98,7 +105,8 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     lists: ['spec', 'status'],
     message: (field, p) => {
       if (p.reason === 'tooLong') return `${field}: Too long: may not be more than 253 bytes`;
-      if (p.reason === 'notString') return `${field}: Invalid value: ${quote(p.value)}: must be a string: ${SUPPORTED}`;
+      if (p.reason === 'notString')
+        return `${field}: Invalid value: ${quote(p.value)}: must be a string: ${SUPPORTED}`;
       const hint = typeof p.value === 'string' ? routabilityHint(p.value) : undefined;
       return `${field}: Unsupported value: ${quote(p.value)}: supported values: ${SUPPORTED}${hint ? `; ${hint}` : ''}`;
     },
@@ -125,7 +133,10 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     lists: ['spec', 'status'],
     message: (field, p) => `${field}: Invalid value: ${quote(p.value, 64)}: must be ${p.expected}`,
     warning: (field, p) => `${field}: must be ${p.expected}`,
-    example: { field: 'spec.addresses[0]', params: { value: 'Cluster', expected: 'an object with type, value and routability' } },
+    example: {
+      field: 'spec.addresses[0]',
+      params: { value: 'Cluster', expected: 'an object with type, value and routability' },
+    },
   },
   AddressValueInvalid: {
     severity: 'violation',
@@ -159,7 +170,10 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     message: (field, p) =>
       `${field}: Invalid value: ${quote(p.value)}: is the ${p.kind} address of service range ${p.cidr}, which is never allocated; choose another address in the range`,
     warning: (field, p) => `${field}: ${short(p.value)} is the ${p.kind} address of ${p.cidr}`,
-    example: { field: 'spec.addresses[0].value', params: { value: '10.96.0.0', kind: 'network', cidr: '10.96.0.0/12' } },
+    example: {
+      field: 'spec.addresses[0].value',
+      params: { value: '10.96.0.0', kind: 'network', cidr: '10.96.0.0/12' },
+    },
   },
   ClusterAddressAllocated: {
     severity: 'violation',
@@ -210,7 +224,12 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
         : `${field}: ${p.routability} was not requested (spec asks for ${p.requested.join(', ')})`,
     example: {
       field: 'status.addresses[0].routability',
-      params: { routability: 'External', unset: false, requestedBy: 'spec.addresses[0]', requested: ['Cluster'] },
+      params: {
+        routability: 'External',
+        unset: false,
+        requestedBy: 'spec.addresses[0]',
+        requested: ['Cluster'],
+      },
     },
   },
   AddressesAssignedInconsistent: {
@@ -246,7 +265,8 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     lists: ['spec', 'status'],
     message: (field, p) =>
       `${field}: Invalid value: ${quote(p.value)}: a Cluster address SHOULD NOT be globally routable (GEP-5093)`,
-    warning: (field, p) => `${field}: Cluster address ${short(p.value)} is globally routable; GEP-5093 says it SHOULD NOT be`,
+    warning: (field, p) =>
+      `${field}: Cluster address ${short(p.value)} is globally routable; GEP-5093 says it SHOULD NOT be`,
     example: { field: 'spec.addresses[0].value', params: { value: '203.0.113.7' } },
   },
   StatusDefaultedExternal: {

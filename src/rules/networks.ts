@@ -18,8 +18,7 @@ export interface ServiceCidrInput {
 }
 
 export type ParseRangesResult =
-  | { readonly ok: true; readonly ranges: ServiceRanges }
-  | { readonly ok: false; readonly error: string };
+  { readonly ok: true; readonly ranges: ServiceRanges } | { readonly ok: false; readonly error: string };
 
 /** Parses one CIDR strictly: a valid network address and prefix, host bits zero. */
 export function parseCidr(text: string, terminating = false): ServiceRange | string {
@@ -90,7 +89,8 @@ export class ServiceRanges {
   /** Every range (terminating ones included) that contains the address. */
   containing(ip: { family: IPFamily; bits: bigint }): ServiceRange[] {
     const out: ServiceRange[] = [];
-    for (const r of this.all) if (r.family === ip.family && ip.bits >= r.first && ip.bits <= r.last) out.push(r);
+    for (const r of this.all)
+      if (r.family === ip.family && ip.bits >= r.first && ip.bits <= r.last) out.push(r);
     return out;
   }
 

@@ -27,7 +27,10 @@ export interface AddressEntry {
 }
 
 /** Reads an address list; anything that is not a list of objects becomes a finding. */
-export function readAddresses(list: unknown, field: FieldPath): { entries: AddressEntry[]; findings: Finding[] } {
+export function readAddresses(
+  list: unknown,
+  field: FieldPath,
+): { entries: AddressEntry[]; findings: Finding[] } {
   const entries: AddressEntry[] = [];
   const findings: Finding[] = [];
   if (list === undefined || list === null) return { entries, findings };
@@ -40,7 +43,10 @@ export function readAddresses(list: unknown, field: FieldPath): { entries: Addre
     const itemField = field.index(i);
     if (!record) {
       findings.push(
-        finding('AddressesMalformed', itemField, { value: item, expected: 'an object with type, value and routability' }),
+        finding('AddressesMalformed', itemField, {
+          value: item,
+          expected: 'an object with type, value and routability',
+        }),
       );
       return;
     }
@@ -63,9 +69,12 @@ export function entryKey(entry: AddressEntry): string {
 
 /** The syntax rule: a string matching the pattern, at most 253 characters. */
 export function checkRoutabilitySyntax(value: unknown, field: FieldPath): Finding | undefined {
-  if (typeof value !== 'string') return finding('RoutabilityUnsupported', field, { value, reason: 'notString' });
-  if (value.length > ROUTABILITY_MAX_LENGTH) return finding('RoutabilityUnsupported', field, { value, reason: 'tooLong' });
-  if (!ROUTABILITY_RE.test(value)) return finding('RoutabilityUnsupported', field, { value, reason: 'syntax' });
+  if (typeof value !== 'string')
+    return finding('RoutabilityUnsupported', field, { value, reason: 'notString' });
+  if (value.length > ROUTABILITY_MAX_LENGTH)
+    return finding('RoutabilityUnsupported', field, { value, reason: 'tooLong' });
+  if (!ROUTABILITY_RE.test(value))
+    return finding('RoutabilityUnsupported', field, { value, reason: 'syntax' });
   return undefined;
 }
 
@@ -86,11 +95,18 @@ export function isClusterDomainHostname(value: string, clusterDomain: string): b
 export function entryIP(entry: AddressEntry, routability: string): ParsedIP | Finding | undefined {
   if (entry.type !== 'IPAddress' || entry.value === undefined) return undefined;
   const ip = typeof entry.value === 'string' ? parseIP(entry.value) : undefined;
-  return ip ?? finding('AddressValueInvalid', entry.field.child('value'), { value: entry.value, routability });
+  return (
+    ip ?? finding('AddressValueInvalid', entry.field.child('value'), { value: entry.value, routability })
+  );
 }
 
 /** Renders an IPAddress parentRef as `services/kube-system/kube-dns`. */
-export function describeHolder(h: { group: string; resource: string; namespace: string; name: string }): string {
+export function describeHolder(h: {
+  group: string;
+  resource: string;
+  namespace: string;
+  name: string;
+}): string {
   const resource = h.group ? `${h.resource}.${h.group}` : h.resource;
   return h.namespace ? `${resource}/${h.namespace}/${h.name}` : `${resource}/${h.name}`;
 }
@@ -158,7 +174,9 @@ export function checkAddressScope(
     const reserved = usable.map((r) => ({ r, kind: reservedKindOf(ip, r) }));
     if (reserved.every((x) => x.kind !== undefined)) {
       const first = reserved[0]!;
-      out.push(finding('ClusterAddressReserved', valueField, { value, kind: first.kind!, cidr: first.r.cidr }));
+      out.push(
+        finding('ClusterAddressReserved', valueField, { value, kind: first.kind!, cidr: first.r.cidr }),
+      );
       return out;
     }
     const holder = ctx.allocatedIPs?.holderOf(ip.canonical);

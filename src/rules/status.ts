@@ -31,7 +31,8 @@ export function indexSpecRequests(spec: readonly AddressEntry[]): SpecRequests {
     }
     scopes.add(entry.routability);
     const identity = addressIdentity(entry);
-    if (identity && !byValue.has(identity)) byValue.set(identity, { field: entry.field, routability: entry.routability });
+    if (identity && !byValue.has(identity))
+      byValue.set(identity, { field: entry.field, routability: entry.routability });
   }
   return { byValue, onlyScopes: allNamed ? scopes : undefined };
 }
@@ -83,7 +84,10 @@ function conditionsOf(status: Record_ | undefined): { record: Record_; index: nu
   return out;
 }
 
-function findCondition(status: Record_ | undefined, type: string): { record: Record_; index: number } | undefined {
+function findCondition(
+  status: Record_ | undefined,
+  type: string,
+): { record: Record_; index: number } | undefined {
   return conditionsOf(status).find((c) => own(c.record, 'type') === type);
 }
 
@@ -91,7 +95,10 @@ function findCondition(status: Record_ | undefined, type: string): { record: Rec
 export function conditionKey(status: Record_ | undefined): string {
   const pick = (c: { record: Record_ } | undefined) =>
     c ? [own(c.record, 'status'), own(c.record, 'reason'), own(c.record, 'message')] : null;
-  return JSON.stringify([pick(findCondition(status, 'AddressesAssigned')), pick(findCondition(status, 'Programmed'))]);
+  return JSON.stringify([
+    pick(findCondition(status, 'AddressesAssigned')),
+    pick(findCondition(status, 'Programmed')),
+  ]);
 }
 
 /** GEP-5093's AddressesAssigned condition: valid pairs, and what each implies. */
@@ -121,5 +128,11 @@ export function checkAddressesAssigned(status: Record_ | undefined): Finding[] {
       }),
     ];
   }
-  return [finding('AddressesAssignedInconsistent', field.child('reason'), { problem: 'pair', status: s, reason: r })];
+  return [
+    finding('AddressesAssignedInconsistent', field.child('reason'), {
+      problem: 'pair',
+      status: s,
+      reason: r,
+    }),
+  ];
 }

@@ -65,7 +65,9 @@ export type Record_ = Readonly<Record<string, unknown>>;
 
 /** A plain JSON object, or undefined: arrays and primitives are not records. */
 export function asRecord(value: unknown): Record_ | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record_) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record_)
+    : undefined;
 }
 
 /** Reads an own property only, so `constructor` or `__proto__` keys never reach Object.prototype. */

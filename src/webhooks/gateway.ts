@@ -32,14 +32,18 @@ export const validateReview: Webhook = (request, ctx) => {
   if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
   const result = validateGateway(gatewayRequest(request), ctx);
   const codes = [
-    ...new Set([...result.violations, ...result.warned, ...result.ratcheted, ...result.notices].map((f) => f.code)),
+    ...new Set(
+      [...result.violations, ...result.warned, ...result.ratcheted, ...result.notices].map((f) => f.code),
+    ),
   ];
   const common = { warnings: result.warnings, auditAnnotations: result.auditAnnotations, codes };
   if (result.allowed) return { kind: 'allowed', ...common };
   return {
     kind: 'denied',
     message: result.message,
-    causes: result.violations.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => ({ field: f.field.toString(), message: f.message })),
+    causes: result.violations
+      .slice(0, MAX_REPORTED_VIOLATIONS)
+      .map((f) => ({ field: f.field.toString(), message: f.message })),
     ...common,
   };
 };
@@ -57,4 +61,7 @@ export const mutateReview: Webhook = (request, ctx) => {
   };
 };
 
-export const WEBHOOKS: Readonly<Record<WebhookName, Webhook>> = { validate: validateReview, mutate: mutateReview };
+export const WEBHOOKS: Readonly<Record<WebhookName, Webhook>> = {
+  validate: validateReview,
+  mutate: mutateReview,
+};

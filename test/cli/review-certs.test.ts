@@ -28,7 +28,12 @@ const { app } = testApp();
 afterAll(() => app.close());
 
 describe('review', () => {
-  for (const name of ['create-several-violations', 'status-defaulting', 'update-ratcheted', 'v1beta1-review']) {
+  for (const name of [
+    'create-several-violations',
+    'status-defaulting',
+    'update-ratcheted',
+    'v1beta1-review',
+  ]) {
     for (const webhook of ['validate', 'mutate'] as const) {
       it(`${name} via ${webhook} answers exactly as the server does`, async () => {
         const text = readFileSync(join(reviews, `${name}.json`), 'utf8');
@@ -58,7 +63,9 @@ describe('review', () => {
   });
 
   it('exits 0 for a denial: the decision is in the output', async () => {
-    const result = await runCli(['review', ...RULE_ARGS], { input: readFileSync(join(reviews, 'create-case-slip.json'), 'utf8') });
+    const result = await runCli(['review', ...RULE_ARGS], {
+      input: readFileSync(join(reviews, 'create-case-slip.json'), 'utf8'),
+    });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).response.allowed).toBe(false);
   });
@@ -68,9 +75,14 @@ describe('certs', () => {
   it('writes a CA and a serving certificate with the SANs the apiserver checks, keys private', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rw-certs-cli-'));
     const { commandIO, out } = io('', dir);
-    const code = await main(['certs', '--out-dir', 'out', '--service', 'rw', '--namespace', 'gw-system', '--extra-san', '10.0.0.1'], commandIO);
+    const code = await main(
+      ['certs', '--out-dir', 'out', '--service', 'rw', '--namespace', 'gw-system', '--extra-san', '10.0.0.1'],
+      commandIO,
+    );
     expect(code).toBe(0);
-    expect(out.stdout).toMatch(/SANs: rw, rw\.gw-system, rw\.gw-system\.svc, rw\.gw-system\.svc\.cluster\.local, localhost, 127\.0\.0\.1, 10\.0\.0\.1/);
+    expect(out.stdout).toMatch(
+      /SANs: rw, rw\.gw-system, rw\.gw-system\.svc, rw\.gw-system\.svc\.cluster\.local, localhost, 127\.0\.0\.1, 10\.0\.0\.1/,
+    );
     const leaf = new X509Certificate(readFileSync(join(dir, 'out', 'tls.crt')));
     const ca = new X509Certificate(readFileSync(join(dir, 'out', 'ca.crt')));
     expect(leaf.subjectAltName).toContain('DNS:rw.gw-system.svc');

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseGateway } from '../support/gateways.js';
-import { httpGet, httpsPost, runCli, startServe, writeCerts, type CertFiles, type RunningServer } from '../support/server-process.js';
+import {
+  httpGet,
+  httpsPost,
+  runCli,
+  startServe,
+  writeCerts,
+  type CertFiles,
+  type RunningServer,
+} from '../support/server-process.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));
@@ -27,7 +35,9 @@ beforeAll(async () => {
 afterAll(async () => server?.stop());
 
 const post = (body: unknown, path = '/validate') =>
-  httpsPost(server.port, `${path}?timeout=10s`, typeof body === 'string' ? body : JSON.stringify(body), { ca: certs.generated.caCert });
+  httpsPost(server.port, `${path}?timeout=10s`, typeof body === 'string' ? body : JSON.stringify(body), {
+    ca: certs.generated.caCert,
+  });
 
 describe('serve over HTTPS', () => {
   it('verifies against the generated CA and denies with the precise message', async () => {
@@ -50,7 +60,13 @@ describe('serve over HTTPS', () => {
     const res = await post(fixture('create-allowed'));
     expect(res.headers['connection']).toBe('keep-alive');
     const protocol = await new Promise<string | null>((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port: server.port, rejectUnauthorized: false, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' });
+      const socket = connect({
+        host: '127.0.0.1',
+        port: server.port,
+        rejectUnauthorized: false,
+        maxVersion: 'TLSv1.1',
+        minVersion: 'TLSv1',
+      });
       socket.once('secureConnect', () => {
         resolve(socket.getProtocol());
         socket.destroy();
@@ -95,10 +111,17 @@ describe('serve over HTTPS', () => {
     expect((await httpGet(server.healthPort, '/healthz')).status).toBe(200);
     expect((await httpGet(server.healthPort, '/readyz')).body).toBe('ok\n');
     const verbose = JSON.parse((await httpGet(server.healthPort, '/readyz?verbose')).body);
-    expect(verbose.detail.serviceRanges).toEqual({ source: 'flag --service-cidr', ranges: ['10.96.0.0/12', 'fd00:10:96::/112'] });
+    expect(verbose.detail.serviceRanges).toEqual({
+      source: 'flag --service-cidr',
+      ranges: ['10.96.0.0/12', 'fd00:10:96::/112'],
+    });
     const metrics = (await httpGet(server.healthPort, '/metrics')).body;
-    expect(metrics).toMatch(/routability_webhook_requests_total\{webhook="validate",operation="CREATE",outcome="denied",code="200"\} \d+/);
-    expect(metrics).toMatch(/routability_webhook_requests_total\{webhook="validate",operation="unknown",outcome="error",code="400"\} \d+/);
+    expect(metrics).toMatch(
+      /routability_webhook_requests_total\{webhook="validate",operation="CREATE",outcome="denied",code="200"\} \d+/,
+    );
+    expect(metrics).toMatch(
+      /routability_webhook_requests_total\{webhook="validate",operation="unknown",outcome="error",code="400"\} \d+/,
+    );
     expect(metrics).toMatch(/routability_webhook_request_duration_seconds_bucket/);
     expect(metrics).toMatch(/routability_webhook_inflight_requests 0/);
     const expiry = /routability_webhook_certificate_expiry_timestamp_seconds (\d+)/.exec(metrics);
@@ -108,7 +131,9 @@ describe('serve over HTTPS', () => {
 
   it('logs one JSON line per review with the decision, never the object', async () => {
     await post(fixture('create-case-slip'));
-    const line = server.logs.find((l) => l['msg'] === 'review' && l['uid'] === '11111111-0000-0000-0000-000000000005');
+    const line = server.logs.find(
+      (l) => l['msg'] === 'review' && l['uid'] === '11111111-0000-0000-0000-000000000005',
+    );
     expect(line).toMatchObject({
       webhook: 'validate',
       kind: 'Gateway',
@@ -158,11 +183,17 @@ describe('mutual TLS with --client-ca-file', () => {
 
 describe('start-up failures stop with one line and exit 2', () => {
   it.each([
-    [['--service-cidr', '10.96.0.1/12', '--dev'], /--service-cidr: "10.96.0.1\/12" has host bits set; did you mean 10.96.0.0\/12\?/],
+    [
+      ['--service-cidr', '10.96.0.1/12', '--dev'],
+      /--service-cidr: "10.96.0.1\/12" has host bits set; did you mean 10.96.0.0\/12\?/,
+    ],
     [['--spec-policy', 'strict', '--dev'], /--spec-policy: must be one of enforce, warn, got "strict"/],
     [['--no-such-flag'], /Unknown option '--no-such-flag'/],
     [['--service-cidr', '10.96.0.0/12'], /--tls-cert-file and --tls-private-key-file are required/],
-    [['--tls-cert-file', '/nonexistent/tls.crt', '--tls-private-key-file', '/nonexistent/tls.key'], /cannot read certificate \/nonexistent\/tls.crt: ENOENT/],
+    [
+      ['--tls-cert-file', '/nonexistent/tls.crt', '--tls-private-key-file', '/nonexistent/tls.key'],
+      /cannot read certificate \/nonexistent\/tls.crt: ENOENT/,
+    ],
   ])('%j', async (args, message) => {
     const result = await runCli(['serve', '--port', '0', '--health-port', '0', ...args]);
     expect(result.code).toBe(2);
@@ -172,7 +203,15 @@ describe('start-up failures stop with one line and exit 2', () => {
 
   it('a key that does not match the certificate is refused', async () => {
     const other = await writeCerts();
-    const result = await runCli(['serve', '--tls-cert-file', certs.certFile, '--tls-private-key-file', other.keyFile, '--service-cidr', '10.96.0.0/12']);
+    const result = await runCli([
+      'serve',
+      '--tls-cert-file',
+      certs.certFile,
+      '--tls-private-key-file',
+      other.keyFile,
+      '--service-cidr',
+      '10.96.0.0/12',
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/does not match the certificate/);
   });
@@ -186,7 +225,9 @@ describe('start-up failures stop with one line and exit 2', () => {
     try {
       const review = fixture('create-allowed');
       review.request.object = baseGateway({ spec: [{ value: '10.128.0.9', routability: 'Cluster' }] });
-      const res = await httpsPost(fromEnv.port, '/validate', JSON.stringify(review), { ca: certs.generated.caCert });
+      const res = await httpsPost(fromEnv.port, '/validate', JSON.stringify(review), {
+        ca: certs.generated.caCert,
+      });
       expect(JSON.parse(res.body).response.allowed).toBe(true);
     } finally {
       await fromEnv.stop();

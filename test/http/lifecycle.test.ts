@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/certs/generate.js';
 import { eventually, httpGet, httpsPost, startServe, type RunningServer } from '../support/server-process.js';
 
-const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8');
+const fixture = (name: string) =>
+  readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8');
 
 /** Lays out files as the kubelet does: tls.crt → ..data/tls.crt, ..data → ..<timestamp>/. */
 async function secretVolume(dir: string, version: string) {
@@ -25,10 +26,13 @@ async function secretVolume(dir: string, version: string) {
 
 function peerFingerprint(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost' }, () => {
-      resolve(socket.getPeerCertificate().fingerprint256);
-      socket.destroy();
-    });
+    const socket = connect(
+      { host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost' },
+      () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.destroy();
+      },
+    );
     socket.once('error', reject);
   });
 }
@@ -45,7 +49,14 @@ describe('certificate rotation without restart', () => {
     const first = await secretVolume(dir, '2026_11_29_09_00_00.1');
     symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
     symlinkSync('..data/tls.key', join(dir, 'tls.key'));
-    server = await startServe(['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--service-cidr', '10.96.0.0/12']);
+    server = await startServe([
+      '--tls-cert-file',
+      join(dir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(dir, 'tls.key'),
+      '--service-cidr',
+      '10.96.0.0/12',
+    ]);
     const running = server;
     expect(await peerFingerprint(running.port)).toBe(new X509Certificate(first.cert).fingerprint256);
 
@@ -66,10 +77,19 @@ describe('certificate rotation without restart', () => {
     const certs = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
     writeFileSync(join(dir, 'tls.crt'), certs.cert);
     writeFileSync(join(dir, 'tls.key'), certs.key);
-    server = await startServe(['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--service-cidr', '10.96.0.0/12']);
+    server = await startServe([
+      '--tls-cert-file',
+      join(dir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(dir, 'tls.key'),
+      '--service-cidr',
+      '10.96.0.0/12',
+    ]);
     const running = server;
     writeFileSync(join(dir, 'tls.crt'), 'garbage');
-    await eventually(() => running.logs.some((l) => l['msg'] === 'certificate reload failed; still serving the previous one'));
+    await eventually(() =>
+      running.logs.some((l) => l['msg'] === 'certificate reload failed; still serving the previous one'),
+    );
     expect(await peerFingerprint(running.port)).toBe(new X509Certificate(certs.cert).fingerprint256);
     const res = await httpsPost(running.port, '/validate', fixture('create-allowed'), { ca: certs.caCert });
     expect(res.status).toBe(200);
@@ -82,35 +102,46 @@ describe('SIGTERM', () => {
     const certs = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
     writeFileSync(join(dir, 'tls.crt'), certs.cert);
     writeFileSync(join(dir, 'tls.key'), certs.key);
-    server = await startServe(['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--service-cidr', '10.96.0.0/12']);
+    server = await startServe([
+      '--tls-cert-file',
+      join(dir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(dir, 'tls.key'),
+      '--service-cidr',
+      '10.96.0.0/12',
+    ]);
     const running = server;
     const body = Buffer.from(fixture('create-allowed'));
 
     // Start a request and send only half of its body: it is in flight when SIGTERM arrives.
-    const answer = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: running.port,
-          path: '/validate',
-          method: 'POST',
-          ca: certs.caCert,
-          servername: 'localhost',
-          headers: { 'content-type': 'application/json', 'content-length': body.length },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, connection: res.headers['connection'] }));
-        },
-      );
-      req.on('error', reject);
-      req.write(body.subarray(0, 100));
-      setTimeout(() => {
-        running.proc.kill('SIGTERM');
-        setTimeout(() => req.end(body.subarray(100)), 500);
-      }, 200);
-    });
+    const answer = new Promise<{ status: number; body: string; connection: string | undefined }>(
+      (resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: running.port,
+            path: '/validate',
+            method: 'POST',
+            ca: certs.caCert,
+            servername: 'localhost',
+            headers: { 'content-type': 'application/json', 'content-length': body.length },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, body: text, connection: res.headers['connection'] }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.write(body.subarray(0, 100));
+        setTimeout(() => {
+          running.proc.kill('SIGTERM');
+          setTimeout(() => req.end(body.subarray(100)), 500);
+        }, 200);
+      },
+    );
 
     const started = Date.now();
     // The half-sent request holds shutdown open, so the health port still answers, with 503.

@@ -18,8 +18,12 @@ describe('AdmissionReview protocol invariants', () => {
   });
 
   it('echoes the admission API version it received (v1 and v1beta1)', async () => {
-    expect((await post(app, '/validate', fixture('create-allowed'))).json().apiVersion).toBe('admission.k8s.io/v1');
-    expect((await post(app, '/validate', fixture('v1beta1-review'))).json().apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect((await post(app, '/validate', fixture('create-allowed'))).json().apiVersion).toBe(
+      'admission.k8s.io/v1',
+    );
+    expect((await post(app, '/validate', fixture('v1beta1-review'))).json().apiVersion).toBe(
+      'admission.k8s.io/v1beta1',
+    );
     expect((await post(app, '/validate', fixture('v1beta1-review'))).json().kind).toBe('AdmissionReview');
   });
 
@@ -80,12 +84,20 @@ describe('AdmissionReview protocol invariants', () => {
   it('allows non-Gateway kinds untouched on both webhooks', async () => {
     for (const webhook of ['/validate', '/mutate']) {
       const review = fixture('non-gateway-service');
-      expect((await post(app, webhook, review)).json().response).toEqual({ uid: review.request.uid, allowed: true });
+      expect((await post(app, webhook, review)).json().response).toEqual({
+        uid: review.request.uid,
+        allowed: true,
+      });
     }
   });
 
   it('answers 400 with a short JSON error for a body that is no AdmissionReview, and keeps serving', async () => {
-    for (const body of ['{}', '[]', '"x"', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' })]) {
+    for (const body of [
+      '{}',
+      '[]',
+      '"x"',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }),
+    ]) {
       const res = await post(app, '/validate', body);
       expect(res.status).toBe(400);
       expect(res.json().error).toMatch(/^not an AdmissionReview: /);
@@ -117,19 +129,32 @@ describe('AdmissionReview protocol invariants', () => {
 
   it('unknown paths are 404', async () => {
     expect((await app.inject({ method: 'GET', url: '/validate' })).statusCode).toBe(404);
-    expect((await app.inject({ method: 'POST', url: '/other', payload: '{}', headers: { 'content-type': 'application/json' } })).statusCode).toBe(404);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/other',
+          payload: '{}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it('counts requests and violations in metrics', async () => {
     await post(app, '/validate', fixture('create-case-slip'));
     const text = await registry.metrics();
-    expect(text).toMatch(/routability_webhook_requests_total\{webhook="validate",operation="CREATE",outcome="denied",code="200"\} [1-9]/);
+    expect(text).toMatch(
+      /routability_webhook_requests_total\{webhook="validate",operation="CREATE",outcome="denied",code="200"\} [1-9]/,
+    );
     expect(text).toMatch(/routability_webhook_violations_total\{rule="RoutabilityUnsupported"\} [1-9]/);
   });
 
   it('hostile object shapes are answered, not thrown', async () => {
     const review = fixture('create-allowed');
-    review.request.object = JSON.parse('{"__proto__":{"spec":1},"constructor":{"prototype":{}},"spec":{"addresses":[{"__proto__":{"routability":"Cluster"},"value":"10.0.0.5"}]}}');
+    review.request.object = JSON.parse(
+      '{"__proto__":{"spec":1},"constructor":{"prototype":{}},"spec":{"addresses":[{"__proto__":{"routability":"Cluster"},"value":"10.0.0.5"}]}}',
+    );
     const res = await post(app, '/validate', JSON.stringify(review));
     expect(res.status).toBe(200);
     expect(res.json().response.allowed).toBe(true);

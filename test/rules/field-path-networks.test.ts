@@ -5,15 +5,29 @@ import { parseCidr, reservedKind, ServiceRanges } from '../../src/rules/networks
 
 describe('FieldPath', () => {
   it.each([
-    [FieldPath.root('spec', 'addresses').index(0).child('value'), 'spec.addresses[0].value', '/spec/addresses/0/value'],
-    [FieldPath.root('status', 'addresses').index(15).child('routability'), 'status.addresses[15].routability', '/status/addresses/15/routability'],
-    [FieldPath.root('metadata', 'annotations').child('a/b~c'), 'metadata.annotations.a/b~c', '/metadata/annotations/a~1b~0c'],
+    [
+      FieldPath.root('spec', 'addresses').index(0).child('value'),
+      'spec.addresses[0].value',
+      '/spec/addresses/0/value',
+    ],
+    [
+      FieldPath.root('status', 'addresses').index(15).child('routability'),
+      'status.addresses[15].routability',
+      '/status/addresses/15/routability',
+    ],
+    [
+      FieldPath.root('metadata', 'annotations').child('a/b~c'),
+      'metadata.annotations.a/b~c',
+      '/metadata/annotations/a~1b~0c',
+    ],
   ])('renders %s both ways', (path, dotted, pointer) => {
     expect(path.toString()).toBe(dotted);
     expect(path.toPointer()).toBe(pointer);
   });
   it('finds the list entry a field belongs to', () => {
-    expect(FieldPath.root('spec', 'addresses').index(3).child('value').upToFirstIndex().toString()).toBe('spec.addresses[3]');
+    expect(FieldPath.root('spec', 'addresses').index(3).child('value').upToFirstIndex().toString()).toBe(
+      'spec.addresses[3]',
+    );
     expect(FieldPath.root('spec').upToFirstIndex().toString()).toBe('spec');
   });
 });
@@ -29,10 +43,19 @@ describe('parseIP (as strict as the apiserver)', () => {
   ])('%s → %s %s', (text, family, canonical) => {
     expect(parseIP(text)).toMatchObject({ family, canonical });
   });
-  it.each(['010.96.0.1', '10.96.0', '10.96.0.256', '1.2.3.4.5', 'fe80::1%eth0', '[::1]', '::ffff:010.1.1.1', '', ' 10.0.0.1', 'x', '1:2:3:4:5:6:7:8:9'])(
-    'rejects %j',
-    (text) => expect(parseIP(text)).toBeUndefined(),
-  );
+  it.each([
+    '010.96.0.1',
+    '10.96.0',
+    '10.96.0.256',
+    '1.2.3.4.5',
+    'fe80::1%eth0',
+    '[::1]',
+    '::ffff:010.1.1.1',
+    '',
+    ' 10.0.0.1',
+    'x',
+    '1:2:3:4:5:6:7:8:9',
+  ])('rejects %j', (text) => expect(parseIP(text)).toBeUndefined());
 });
 
 describe('ServiceRanges', () => {

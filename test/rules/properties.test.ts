@@ -7,15 +7,32 @@ import { mutateGateway, validateGateway } from '../../src/rules/index.js';
 import { WEBHOOKS } from '../../src/webhooks/gateway.js';
 import { context, ranges } from '../support/gateways.js';
 
-const ctx = context({ ranges: ranges('10.96.0.0/12', 'fd00:10:96::/112', { cidr: '10.200.0.0/16', terminating: true }), statusPolicy: 'warn' });
+const ctx = context({
+  ranges: ranges('10.96.0.0/12', 'fd00:10:96::/112', { cidr: '10.200.0.0/16', terminating: true }),
+  statusPolicy: 'warn',
+});
 
 const ipv4 = fc.oneof(
   fc.ipV4(),
-  fc.tuple(fc.integer({ min: 96, max: 112 }), fc.nat(255), fc.nat(255)).map(([b, c, d]) => `10.${b}.${c}.${d}`),
+  fc
+    .tuple(fc.integer({ min: 96, max: 112 }), fc.nat(255), fc.nat(255))
+    .map(([b, c, d]) => `10.${b}.${c}.${d}`),
 );
-const ipv6 = fc.oneof(fc.ipV6(), fc.nat(0xffff).map((n) => `fd00:10:96::${n.toString(16)}`));
+const ipv6 = fc.oneof(
+  fc.ipV6(),
+  fc.nat(0xffff).map((n) => `fd00:10:96::${n.toString(16)}`),
+);
 const routability = fc.oneof(
-  fc.constantFrom('External', 'Cluster', 'cluster', 'Public', 'Private', 'example.com/CorpWan', '', 'ClusterFoo'),
+  fc.constantFrom(
+    'External',
+    'Cluster',
+    'cluster',
+    'Public',
+    'Private',
+    'example.com/CorpWan',
+    '',
+    'ClusterFoo',
+  ),
   fc.string({ maxLength: 300 }),
   fc.constant(undefined),
   fc.constant(null),
@@ -23,8 +40,19 @@ const routability = fc.oneof(
 );
 const address = fc.record(
   {
-    type: fc.oneof(fc.constantFrom('IPAddress', 'Hostname', 'NamedAddress', 'test/fake-invalid-type'), fc.constant(undefined)),
-    value: fc.oneof(ipv4, ipv6, fc.domain(), fc.constant('gw.apps.svc.cluster.local'), fc.string(), fc.constant(undefined), fc.integer()),
+    type: fc.oneof(
+      fc.constantFrom('IPAddress', 'Hostname', 'NamedAddress', 'test/fake-invalid-type'),
+      fc.constant(undefined),
+    ),
+    value: fc.oneof(
+      ipv4,
+      ipv6,
+      fc.domain(),
+      fc.constant('gw.apps.svc.cluster.local'),
+      fc.string(),
+      fc.constant(undefined),
+      fc.integer(),
+    ),
     routability,
   },
   { requiredKeys: [] },
@@ -40,7 +68,10 @@ const gateway = fc.record({
   kind: fc.constant('Gateway'),
   metadata: fc.record({ name: fc.constant('gw'), namespace: fc.constant('apps') }),
   spec: fc.record({ gatewayClassName: fc.constant('x'), addresses: fc.array(address, { maxLength: 16 }) }),
-  status: fc.record({ addresses: fc.array(address, { maxLength: 16 }), conditions: fc.array(condition, { maxLength: 4 }) }),
+  status: fc.record({
+    addresses: fc.array(address, { maxLength: 16 }),
+    conditions: fc.array(condition, { maxLength: 4 }),
+  }),
 });
 const operation = fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT');
 const subResource = fc.constantFrom('', 'status');
@@ -88,42 +119,56 @@ describe('hostile shapes through decode → rules → encode', () => {
   };
   const hostile = fc.oneof(
     fc.anything({ maxDepth: 4, withObjectString: true, withNullPrototype: true }),
-    fc.constant(JSON.parse('{"__proto__":{"addresses":[1]},"spec":{"__proto__":{"addresses":[{"routability":"x"}]}}}')),
-    fc.constant({ spec: { addresses: new Array(10_000).fill({ value: '10.0.0.1', routability: 'Cluster' }) } }),
+    fc.constant(
+      JSON.parse('{"__proto__":{"addresses":[1]},"spec":{"__proto__":{"addresses":[{"routability":"x"}]}}}'),
+    ),
+    fc.constant({
+      spec: { addresses: new Array(10_000).fill({ value: '10.0.0.1', routability: 'Cluster' }) },
+    }),
     fc.constant(deep(2_000)),
     fc.constant({ spec: { addresses: [{ value: 'x'.repeat(1_000_000), routability: 'Cluster' }] } }),
     fc.constant({ spec: { addresses: [{ routability: 'x'.repeat(1_000_000) }] } }),
-    fc.constant({ spec: { addresses: { length: 3 } }, status: { addresses: 'no', conditions: [null, 1, 'x', { type: 'AddressesAssigned' }] } }),
+    fc.constant({
+      spec: { addresses: { length: 3 } },
+      status: { addresses: 'no', conditions: [null, 1, 'x', { type: 'AddressesAssigned' }] },
+    }),
   );
 
   it('always answers a well-formed review with the request uid', () => {
     fc.assert(
-      fc.property(hostile, hostile, operation, subResource, fc.constantFrom('validate', 'mutate'), (object, oldObject, op, sub, hook) => {
-        const body = {
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: {
-            uid: 'u-1',
-            kind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
-            resource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
-            operation: op,
-            subResource: sub,
-            object,
-            oldObject,
-          },
-        };
-        const answer = answerReview(decode, (r) => WEBHOOKS[hook](r, ctx), body);
-        expect(answer.ok).toBe(true);
-        if (!answer.ok) return;
-        const response = answer.review.response;
-        expect(answer.review.apiVersion).toBe('admission.k8s.io/v1');
-        expect(response.uid).toBe('u-1');
-        expect(typeof response.allowed).toBe('boolean');
-        expect('patch' in response).toBe('patchType' in response);
-        if (hook === 'validate') expect('patch' in response).toBe(false);
-        expect(() => JSON.stringify(answer.review)).not.toThrow();
-        expect(JSON.stringify(answer.review).length).toBeLessThan(200_000);
-      }),
+      fc.property(
+        hostile,
+        hostile,
+        operation,
+        subResource,
+        fc.constantFrom('validate', 'mutate'),
+        (object, oldObject, op, sub, hook) => {
+          const body = {
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            request: {
+              uid: 'u-1',
+              kind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
+              resource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
+              operation: op,
+              subResource: sub,
+              object,
+              oldObject,
+            },
+          };
+          const answer = answerReview(decode, (r) => WEBHOOKS[hook](r, ctx), body);
+          expect(answer.ok).toBe(true);
+          if (!answer.ok) return;
+          const response = answer.review.response;
+          expect(answer.review.apiVersion).toBe('admission.k8s.io/v1');
+          expect(response.uid).toBe('u-1');
+          expect(typeof response.allowed).toBe('boolean');
+          expect('patch' in response).toBe('patchType' in response);
+          if (hook === 'validate') expect('patch' in response).toBe(false);
+          expect(() => JSON.stringify(answer.review)).not.toThrow();
+          expect(JSON.stringify(answer.review).length).toBeLessThan(200_000);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -17,11 +17,15 @@ describe('ratcheting of unchanged entries on UPDATE', () => {
     expect(result.warnings).toEqual([
       'spec.addresses[0]: unchanged, so allowed, but it now fails ClusterAddressOutsideServiceRange',
     ]);
-    expect(result.auditAnnotations).toEqual({ ratcheted: 'ClusterAddressOutsideServiceRange@spec.addresses[0].value' });
+    expect(result.auditAnnotations).toEqual({
+      ratcheted: 'ClusterAddressOutsideServiceRange@spec.addresses[0].value',
+    });
   });
 
   it('the same entry at another index is still unchanged', () => {
-    const reordered = baseGateway({ spec: [{ routability: 'External' }, { value: '10.96.0.10', routability: 'Cluster' }] });
+    const reordered = baseGateway({
+      spec: [{ routability: 'External' }, { value: '10.96.0.10', routability: 'Cluster' }],
+    });
     expect(validateGateway(update(reordered, old), moved).allowed).toBe(true);
   });
 
@@ -40,7 +44,9 @@ describe('ratcheting of unchanged entries on UPDATE', () => {
   });
 
   it('a changed type (implicit IPAddress made explicit) counts as the same entry', () => {
-    const explicit = baseGateway({ spec: [{ type: 'IPAddress', value: '10.96.0.10', routability: 'Cluster' }] });
+    const explicit = baseGateway({
+      spec: [{ type: 'IPAddress', value: '10.96.0.10', routability: 'Cluster' }],
+    });
     expect(validateGateway(update(explicit, old), moved).allowed).toBe(true);
   });
 
@@ -62,9 +68,16 @@ describe('ratcheting of unchanged entries on UPDATE', () => {
   it('unchanged inconsistent conditions are ratcheted, changed ones are checked', () => {
     const bad = [{ type: 'AddressesAssigned', status: 'True', reason: 'PartiallyAssigned' }];
     const before = baseGateway({ conditions: bad });
-    const same = baseGateway({ status: [{ value: '203.0.113.1', routability: 'External' }], conditions: bad });
-    expect(validateGateway(statusUpdate(same, before), context({ statusPolicy: 'enforce' })).allowed).toBe(true);
+    const same = baseGateway({
+      status: [{ value: '203.0.113.1', routability: 'External' }],
+      conditions: bad,
+    });
+    expect(validateGateway(statusUpdate(same, before), context({ statusPolicy: 'enforce' })).allowed).toBe(
+      true,
+    );
     const fresh = baseGateway({ conditions: bad });
-    expect(validateGateway(statusUpdate(fresh, baseGateway()), context({ statusPolicy: 'enforce' })).allowed).toBe(false);
+    expect(
+      validateGateway(statusUpdate(fresh, baseGateway()), context({ statusPolicy: 'enforce' })).allowed,
+    ).toBe(false);
   });
 });

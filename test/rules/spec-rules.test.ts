@@ -17,10 +17,18 @@ const A0 = 'spec.addresses[0]';
 
 const rows: Row[] = [
   // Entries the engine must never reject.
-  { name: 'no routability: implementation picks', address: { type: 'IPAddress', value: '8.8.8.8' }, want: [] },
+  {
+    name: 'no routability: implementation picks',
+    address: { type: 'IPAddress', value: '8.8.8.8' },
+    want: [],
+  },
   { name: 'value-less Cluster request', address: { type: 'IPAddress', routability: 'Cluster' }, want: [] },
   { name: 'value-less External request', address: { routability: 'External' }, want: [] },
-  { name: 'NamedAddress is opaque', address: { type: 'NamedAddress', value: 'my-lb', routability: 'Cluster' }, want: [] },
+  {
+    name: 'NamedAddress is opaque',
+    address: { type: 'NamedAddress', value: 'my-lb', routability: 'Cluster' },
+    want: [],
+  },
   {
     name: 'domain-prefixed type is opaque',
     address: { type: 'test/fake-invalid-type', value: 'whatever', routability: 'External' },
@@ -32,10 +40,26 @@ const rows: Row[] = [
   { name: 'Cluster', address: { value: '10.96.0.10', routability: 'Cluster' }, want: [] },
   { name: 'External', address: { value: '203.0.113.10', routability: 'External' }, want: [] },
   { name: 'domain-prefixed', address: { value: '10.0.0.1', routability: 'example.com/CorpWan' }, want: [] },
-  { name: 'case slip cluster', address: { routability: 'cluster' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
-  { name: 'case slip EXTERNAL', address: { routability: 'EXTERNAL' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
-  { name: 'GEP-1651 Public', address: { routability: 'Public' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
-  { name: 'GEP-1651 Private', address: { routability: 'Private' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
+  {
+    name: 'case slip cluster',
+    address: { routability: 'cluster' },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
+  {
+    name: 'case slip EXTERNAL',
+    address: { routability: 'EXTERNAL' },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
+  {
+    name: 'GEP-1651 Public',
+    address: { routability: 'Public' },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
+  {
+    name: 'GEP-1651 Private',
+    address: { routability: 'Private' },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
   { name: 'empty string', address: { routability: '' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
   { name: 'number', address: { routability: 5 }, want: [`RoutabilityUnsupported@${A0}.routability`] },
   {
@@ -48,9 +72,17 @@ const rows: Row[] = [
     address: { routability: 'xExternal' },
     want: [`RoutabilityUnsupported@${A0}.routability`],
   },
-  { name: 'uppercase domain', address: { routability: 'Example.com/X' }, want: [`RoutabilityUnsupported@${A0}.routability`] },
+  {
+    name: 'uppercase domain',
+    address: { routability: 'Example.com/X' },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
   { name: '253 characters', address: { routability: long(253) }, want: [] },
-  { name: '254 characters', address: { routability: long(254) }, want: [`RoutabilityUnsupported@${A0}.routability`] },
+  {
+    name: '254 characters',
+    address: { routability: long(254) },
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
 
   // Allow-list.
   {
@@ -102,7 +134,11 @@ const rows: Row[] = [
     address: { value: 'FD00:0010:0096:0:0:0:0:00ff', routability: 'Cluster' },
     want: [],
   },
-  { name: 'Cluster IPv6 last address is usable', address: { value: 'fd00:10:96::ffff', routability: 'Cluster' }, want: [] },
+  {
+    name: 'Cluster IPv6 last address is usable',
+    address: { value: 'fd00:10:96::ffff', routability: 'Cluster' },
+    want: [],
+  },
   {
     name: 'Cluster IPv6 network address',
     address: { value: 'fd00:10:96::', routability: 'Cluster' },
@@ -200,7 +236,11 @@ const rows: Row[] = [
     address: { value: 'fd00:10:96::10', routability: 'External' },
     want: [`ExternalAddressInsideServiceRange@${A0}.value`],
   },
-  { name: 'External private but outside range', address: { value: '192.168.1.10', routability: 'External' }, want: [] },
+  {
+    name: 'External private but outside range',
+    address: { value: '192.168.1.10', routability: 'External' },
+    want: [],
+  },
   {
     name: 'External hostname under cluster domain',
     address: { type: 'Hostname', value: 'gw.apps.svc.cluster.local', routability: 'External' },
@@ -222,7 +262,11 @@ const rows: Row[] = [
     address: { type: 'Hostname', value: 'svc.cluster.local.example.com', routability: 'External' },
     want: [],
   },
-  { name: 'External public hostname', address: { type: 'Hostname', value: 'gw.example.com', routability: 'External' }, want: [] },
+  {
+    name: 'External public hostname',
+    address: { type: 'Hostname', value: 'gw.example.com', routability: 'External' },
+    want: [],
+  },
 ];
 
 describe('spec rules (table over one base Gateway)', () => {
@@ -260,9 +304,10 @@ describe('spec rules across entries', () => {
   it('spec rules do not run for the status subresource, nor on DELETE', () => {
     const gw = baseGateway({ spec: [{ value: '10.0.0.5', routability: 'Cluster' }] });
     expect(validateGateway({ operation: 'DELETE', object: gw }, context()).allowed).toBe(true);
-    expect(validateGateway({ operation: 'UPDATE', subResource: 'status', object: gw, oldObject: gw }, context()).allowed).toBe(
-      true,
-    );
+    expect(
+      validateGateway({ operation: 'UPDATE', subResource: 'status', object: gw, oldObject: gw }, context())
+        .allowed,
+    ).toBe(true);
   });
 
   it('a malformed addresses field is reported, not thrown', () => {
@@ -284,8 +329,12 @@ describe('spec rules across entries', () => {
     );
     expect(result.allowed).toBe(true);
     expect(codes(result.warned)).toEqual(['ClusterAddressOutsideServiceRange@spec.addresses[0].value']);
-    expect(result.warnings).toEqual(['spec.addresses[0].value: Cluster address "10.0.0.5" is outside the service range']);
-    expect(result.auditAnnotations).toEqual({ warned: 'ClusterAddressOutsideServiceRange@spec.addresses[0].value' });
+    expect(result.warnings).toEqual([
+      'spec.addresses[0].value: Cluster address "10.0.0.5" is outside the service range',
+    ]);
+    expect(result.auditAnnotations).toEqual({
+      warned: 'ClusterAddressOutsideServiceRange@spec.addresses[0].value',
+    });
   });
 
   it('a Gateway with no addresses is allowed with nothing to say', () => {
@@ -308,7 +357,11 @@ describe('ClusterAddressAllocated', () => {
   it.each([
     ['held by a Service', '10.96.0.10', ['ClusterAddressAllocated@spec.addresses[0].value']],
     ['held by this Gateway', '10.96.0.20', []],
-    ['held by a same-named Gateway elsewhere', '10.96.0.30', ['ClusterAddressAllocated@spec.addresses[0].value']],
+    [
+      'held by a same-named Gateway elsewhere',
+      '10.96.0.30',
+      ['ClusterAddressAllocated@spec.addresses[0].value'],
+    ],
     ['free', '10.96.0.40', []],
   ])('%s', (_name, value, want) => {
     const result = validateGateway(

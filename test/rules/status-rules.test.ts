@@ -126,10 +126,21 @@ const rows: Row[] = [
   },
 
   // AddressesAssigned consistency.
-  { name: 'True/Assigned', conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }], want: [] },
+  {
+    name: 'True/Assigned',
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: [],
+  },
   {
     name: 'False/PartiallyAssigned with message',
-    conditions: [{ type: 'AddressesAssigned', status: 'False', reason: 'PartiallyAssigned', message: 'spec.addresses[1]' }],
+    conditions: [
+      {
+        type: 'AddressesAssigned',
+        status: 'False',
+        reason: 'PartiallyAssigned',
+        message: 'spec.addresses[1]',
+      },
+    ],
     want: [],
   },
   {
@@ -170,12 +181,20 @@ const rows: Row[] = [
     conditions: [{ type: 'AddressesAssigned', status: 'Unknown', reason: 'Pending' }],
     want: ['AddressesAssignedInconsistent@status.conditions[0].reason'],
   },
-  { name: 'no AddressesAssigned condition', conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }], want: [] },
+  {
+    name: 'no AddressesAssigned condition',
+    conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }],
+    want: [],
+  },
 ];
 
 describe('status rules (table over one base Gateway)', () => {
   it.each(rows)('$name', ({ spec, status, conditions, want, notices, ctx }) => {
-    const gw = baseGateway({ ...(spec ? { spec } : {}), ...(status ? { status } : {}), ...(conditions ? { conditions } : {}) });
+    const gw = baseGateway({
+      ...(spec ? { spec } : {}),
+      ...(status ? { status } : {}),
+      ...(conditions ? { conditions } : {}),
+    });
     const result = validateGateway(statusUpdate(gw, baseGateway({ spec: spec ?? [] })), context(ctx));
     expect(codes(result.violations)).toEqual(want);
     expect(codes(result.notices)).toEqual(notices ?? []);
@@ -187,18 +206,28 @@ describe('status policy', () => {
   it('warn (the default) allows, warns compactly, and annotates the audit log', () => {
     const result = validateGateway(statusUpdate(dishonest, baseGateway()), context({ statusPolicy: 'warn' }));
     expect(result.allowed).toBe(true);
-    expect(result.warnings).toEqual(['status.addresses[0].value: Cluster address "192.168.7.7" is outside the service range']);
-    expect(result.auditAnnotations).toEqual({ warned: 'ClusterAddressOutsideServiceRange@status.addresses[0].value' });
+    expect(result.warnings).toEqual([
+      'status.addresses[0].value: Cluster address "192.168.7.7" is outside the service range',
+    ]);
+    expect(result.auditAnnotations).toEqual({
+      warned: 'ClusterAddressOutsideServiceRange@status.addresses[0].value',
+    });
   });
   it('enforce denies', () => {
-    const result = validateGateway(statusUpdate(dishonest, baseGateway()), context({ statusPolicy: 'enforce' }));
+    const result = validateGateway(
+      statusUpdate(dishonest, baseGateway()),
+      context({ statusPolicy: 'enforce' }),
+    );
     expect(result.allowed).toBe(false);
     expect(result.message).toBe(
       'status.addresses[0].value: Invalid value: "192.168.7.7": routability Cluster requires an address inside the service range (10.96.0.0/12, fd00:10:96::/112)',
     );
   });
   it('spec policy does not govern status findings', () => {
-    const result = validateGateway(statusUpdate(dishonest, baseGateway()), context({ specPolicy: 'enforce', statusPolicy: 'warn' }));
+    const result = validateGateway(
+      statusUpdate(dishonest, baseGateway()),
+      context({ specPolicy: 'enforce', statusPolicy: 'warn' }),
+    );
     expect(result.allowed).toBe(true);
   });
 });
@@ -206,7 +235,11 @@ describe('status policy', () => {
 describe('status defaulting (mutation)', () => {
   it('adds routability External to each status address without one, by index', () => {
     const gw = baseGateway({
-      status: [{ value: '203.0.113.10' }, { value: '10.96.0.42', routability: 'Cluster' }, { type: 'Hostname', value: 'gw.example.com' }],
+      status: [
+        { value: '203.0.113.10' },
+        { value: '10.96.0.42', routability: 'Cluster' },
+        { type: 'Hostname', value: 'gw.example.com' },
+      ],
     });
     const result = mutateGateway(statusUpdate(gw, gw), context());
     expect(result.patch).toEqual([
@@ -217,18 +250,26 @@ describe('status defaulting (mutation)', () => {
   });
 
   it('is idempotent: the patched object yields no operations', () => {
-    const gw = baseGateway({ status: [{ value: '203.0.113.10' }, { value: '10.96.0.42', routability: null }] });
+    const gw = baseGateway({
+      status: [{ value: '203.0.113.10' }, { value: '10.96.0.42', routability: null }],
+    });
     const first = mutateGateway(statusUpdate(gw, gw), context());
     expect(first.patch).toHaveLength(2);
     const patched = structuredClone(gw) as { status: { addresses: Address[] } };
-    for (const op of first.patch) patched.status.addresses[Number(op.path.split('/')[3])]!['routability'] = op.value;
+    for (const op of first.patch)
+      patched.status.addresses[Number(op.path.split('/')[3])]!['routability'] = op.value;
     expect(mutateGateway(statusUpdate(patched, gw), context()).patch).toEqual([]);
   });
 
   it('warns when it defaults an address that looks cluster-internal', () => {
-    const gw = baseGateway({ status: [{ value: '10.96.0.42' }, { type: 'Hostname', value: 'gw.apps.svc.cluster.local' }] });
+    const gw = baseGateway({
+      status: [{ value: '10.96.0.42' }, { type: 'Hostname', value: 'gw.apps.svc.cluster.local' }],
+    });
     const result = mutateGateway(statusUpdate(gw, gw), context());
-    expect(codes(result.notices)).toEqual(['StatusDefaultedExternal@status.addresses[0]', 'StatusDefaultedExternal@status.addresses[1]']);
+    expect(codes(result.notices)).toEqual([
+      'StatusDefaultedExternal@status.addresses[0]',
+      'StatusDefaultedExternal@status.addresses[1]',
+    ]);
     for (const f of result.notices) expect(f.warning.length).toBeLessThanOrEqual(120);
   });
 

@@ -6,7 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { validateGateway } from '../../src/rules/index.js';
 import { context, create, ranges } from '../support/gateways.js';
 
-const root = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'gateway-api-v1.6.1', 'examples');
+const root = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'shared',
+  'fixtures',
+  'gateway-api-v1.6.1',
+  'examples',
+);
 const present = existsSync(root);
 
 function yamlFiles(dir: string): string[] {
@@ -22,7 +31,9 @@ describe.skipIf(!present)('upstream Gateway API v1.6.1 examples (../shared/fixtu
     ? yamlFiles(root).flatMap((file) =>
         parseAllDocuments(readFileSync(file, 'utf8'))
           .map((d) => d.toJS() as { kind?: string; apiVersion?: string; metadata?: { name?: string } } | null)
-          .filter((o) => o?.kind === 'Gateway' && String(o.apiVersion).startsWith('gateway.networking.k8s.io/'))
+          .filter(
+            (o) => o?.kind === 'Gateway' && String(o.apiVersion).startsWith('gateway.networking.k8s.io/'),
+          )
           .map((o) => ({ file: file.slice(root.length + 1), object: o! })),
       )
     : [];
@@ -32,7 +43,11 @@ describe.skipIf(!present)('upstream Gateway API v1.6.1 examples (../shared/fixtu
   it('allows every Gateway as a CREATE, with no warnings', () => {
     const ctx = context({ ranges: ranges('10.96.0.0/12', 'fd00:10:96::/112') });
     const refused = gateways
-      .map(({ file, object }) => ({ file, name: object.metadata?.name, result: validateGateway(create(object), ctx) }))
+      .map(({ file, object }) => ({
+        file,
+        name: object.metadata?.name,
+        result: validateGateway(create(object), ctx),
+      }))
       .filter((g) => !g.result.allowed || g.result.warnings.length > 0)
       .map((g) => `${g.file} ${g.name}: ${g.result.message || g.result.warnings.join('; ')}`);
     expect(refused).toEqual([]);

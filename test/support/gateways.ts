@@ -14,7 +14,12 @@ export function baseGateway(over: { spec?: Address[]; status?: Address[]; condit
       listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
     },
     ...(over.status || over.conditions
-      ? { status: { ...(over.status ? { addresses: over.status } : {}), ...(over.conditions ? { conditions: over.conditions } : {}) } }
+      ? {
+          status: {
+            ...(over.status ? { addresses: over.status } : {}),
+            ...(over.conditions ? { conditions: over.conditions } : {}),
+          },
+        }
       : {}),
   };
 }

@@ -19,7 +19,11 @@ export interface CertFiles {
 
 export async function writeCerts(dir = mkdtempSync(join(tmpdir(), 'rw-certs-'))): Promise<CertFiles> {
   const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
-  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  const files = {
+    caFile: join(dir, 'ca.crt'),
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+  };
   writeFileSync(files.caFile, generated.caCert);
   writeFileSync(files.certFile, generated.cert);
   writeFileSync(files.keyFile, generated.key);
@@ -128,12 +132,21 @@ export function httpsPost(
         rejectUnauthorized: options.ca !== undefined,
         servername: 'localhost',
         ...options,
-        headers: { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          'content-type': options.contentType ?? 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -146,7 +159,13 @@ export function httpGet(port: number, path: string): Promise<HttpResult> {
     httpRequest({ host: '127.0.0.1', port, path }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
     })
       .on('error', reject)
       .end();
@@ -154,7 +173,11 @@ export function httpGet(port: number, path: string): Promise<HttpResult> {
 }
 
 /** Polls until `probe` returns true or the deadline passes. */
-export async function eventually(probe: () => Promise<boolean> | boolean, timeoutMs = 10_000, stepMs = 50): Promise<void> {
+export async function eventually(
+  probe: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  stepMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await probe()) return;
