@@ -6,7 +6,7 @@
  * falls back through API versions (v1 → v1beta1) when a version answers 404
  * before ever listing, and reports "absent" when none is served.
  */
-import { makeInformer } from '@kubernetes/client-node';
+import { ListWatch, Watch } from '@kubernetes/client-node';
 import type {
   Informer,
   KubeConfig,
@@ -38,6 +38,61 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
   absentRetryMs: 60_000,
   listTimeoutMs: 30_000,
 };
+
+/**
+ * client-node's Watch, but one that can be stopped while its request is still
+ * being opened: ListWatch.stop() aborts only a request it already holds, so a
+ * watch whose response arrives after stop() would otherwise stream forever.
+ */
+class StoppableWatch extends Watch {
+  private stopped = false;
+  private readonly controllers = new Set<AbortController>();
+
+  override async watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    // `done` may run before super.watch returns (a failed connect or a non-200 answer).
+    const request: { controller?: AbortController; finished?: boolean } = {};
+    const controller = await super.watch(path, queryParams, callback, (err: unknown) => {
+      request.finished = true;
+      if (request.controller) this.controllers.delete(request.controller);
+      done(err);
+    });
+    request.controller = controller;
+    if (this.stopped) controller.abort();
+    else if (!request.finished) this.controllers.add(controller);
+    return controller;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const c of this.controllers) c.abort();
+    this.controllers.clear();
+  }
+}
+
+/**
+ * An informer (client-node's ListWatch, which is what makeInformer builds)
+ * on a StoppableWatch.
+ */
+function makeStoppableInformer<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+): { informer: Informer<T> & ObjectCache<T>; stop: () => void } {
+  const watch = new StoppableWatch(kc);
+  const informer = new ListWatch<T>(path, watch, list, false);
+  return {
+    informer,
+    stop: () => {
+      watch.stop();
+      void informer.stop().catch(() => {});
+    },
+  };
+}
 
 export type WatchState = 'starting' | 'synced' | 'restarting' | 'absent' | 'stopped';
 
@@ -89,7 +144,7 @@ export function startResourceWatch<T extends KubernetesObject>(
   let state: WatchState = 'starting';
   let versionIndex = 0;
   let generation = 0;
-  let current: (Informer<T> & ObjectCache<T>) | undefined;
+  let current: { stop: () => void } | undefined;
   /** The informer whose cache holds the data in use: the last one that listed. */
   let data: { informer: ObjectCache<T>; version: string } | undefined;
   let failures = 0;
@@ -118,10 +173,10 @@ export function startResourceWatch<T extends KubernetesObject>(
   };
 
   const stopInformer = (): void => {
-    const informer = current;
+    const running = current;
     current = undefined;
     generation++; // errors from the aborted request are ignored by their stale generation
-    if (informer) void informer.stop().catch(() => {});
+    running?.stop();
   };
 
   const schedule = (delayMs: number, run: () => void): void => {
@@ -140,19 +195,19 @@ export function startResourceWatch<T extends KubernetesObject>(
     const version = opts.versions[versionIndex]!;
     const path = `/apis/${opts.group}/${version}/${opts.resource}`;
     const live = (): boolean => gen === generation && state !== 'stopped';
-    const informer = makeInformer<T>(opts.kc, path, async () => {
+    const made = makeStoppableInformer<T>(opts.kc, path, async () => {
       const list = await withTimeout(opts.list(version), backoff.listTimeoutMs, `list ${path}`);
-      if (live()) {
-        // The informer applies this list right after it resolves; the cache is complete by the emit.
-        const wasRestarting = state === 'restarting' || data === undefined;
-        data = { informer, version };
-        state = 'synced';
-        lastError = undefined;
-        markSynced();
-        scheduleEmit();
-        if (wasRestarting)
-          log.info({ apiVersion: `${opts.group}/${version}`, objects: list.items.length }, 'watch synced');
-      }
+      // Stopped meanwhile: fail, so the informer does not go on to open a watch.
+      if (!live()) throw new Error(`${path}: informer stopped`);
+      // The informer applies this list right after it resolves; the cache is complete by the emit.
+      const wasRestarting = state === 'restarting' || data === undefined;
+      data = { informer: made.informer, version };
+      state = 'synced';
+      lastError = undefined;
+      markSynced();
+      scheduleEmit();
+      if (wasRestarting)
+        log.info({ apiVersion: `${opts.group}/${version}`, objects: list.items.length }, 'watch synced');
       return list;
     });
     const changed = (): void => {
@@ -160,13 +215,14 @@ export function startResourceWatch<T extends KubernetesObject>(
       markSynced();
       scheduleEmit();
     };
+    const informer = made.informer;
     informer.on('add', changed);
     informer.on('update', changed);
     informer.on('delete', changed);
     informer.on('error', (err: unknown) => {
       if (live()) onError(version, err);
     });
-    current = informer;
+    current = made;
     launchedAt = Date.now();
     informer.start().catch((err: unknown) => {
       if (live()) onError(version, err);

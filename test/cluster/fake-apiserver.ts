@@ -26,6 +26,7 @@ interface Resource {
   objects: Map<string, Obj>;
   failLists: { count: number; status: number };
   goneNextWatch: 'status' | 'event' | undefined;
+  holdNextWatch: Promise<void> | undefined;
 }
 
 export interface RequestRecord {
@@ -43,6 +44,8 @@ function status(code: number, reason: string, message: string): Record<string, u
 
 export class FakeApiServer {
   readonly requests: RequestRecord[] = [];
+  /** Watch streams opened (answered 200 and registered), per resource. */
+  readonly watchesOpened = new Map<string, number>();
   /** performance.now() of the last watch event written to any watcher. */
   lastEventWrittenAt = 0;
   private rv = 100;
@@ -108,6 +111,7 @@ export class FakeApiServer {
       objects: new Map(),
       failLists: { count: 0, status: 500 },
       goneNextWatch: undefined,
+      holdNextWatch: undefined,
     });
   }
 
@@ -130,6 +134,13 @@ export class FakeApiServer {
   /** The next watch answers 410: as an HTTP status, or as an ERROR event then end (what apiservers do). */
   goneOnNextWatch(resource: string, mode: 'status' | 'event' = 'event'): void {
     this.resource(resource).goneNextWatch = mode;
+  }
+
+  /** The next watch of the resource gets no answer until the returned function is called. */
+  holdNextWatch(resource: string): () => void {
+    let release!: () => void;
+    this.resource(resource).holdNextWatch = new Promise<void>((r) => (release = r));
+    return () => release();
   }
 
   /** Forget history: watches from an older resourceVersion get 410. */
@@ -346,6 +357,7 @@ export class FakeApiServer {
       if (e.resource === resource && e.rv > from) this.writeEvent(watcher, e.type, e.object);
     res.flushHeaders();
     this.watchers.add(watcher);
+    this.watchesOpened.set(resource, (this.watchesOpened.get(resource) ?? 0) + 1);
     res.on('close', () => {
       this.watchers.delete(watcher);
       this.notify();

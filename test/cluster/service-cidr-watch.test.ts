@@ -290,6 +290,25 @@ describe('ServiceCIDR watch', () => {
   });
 });
 
+describe('closing', () => {
+  it('leaves no watch open, even one still being opened when close() is called', async () => {
+    const release = fake.holdNextWatch('servicecidrs');
+    const h = await start();
+    await ready(h);
+    await fake.until(
+      () => fake.requests.some((r) => r.path.endsWith('/servicecidrs') && r.query['watch'] === 'true'),
+      'the watch request',
+    );
+    await h.sources.close();
+    release(); // the answer arrives after close(): the client must hang up at once
+    await fake.until(
+      () => fake.watcherCount('servicecidrs') === 0 && fake.watcherCount('ipaddresses') === 0,
+      'no open watches',
+    );
+    harnesses.splice(harnesses.indexOf(h), 1);
+  });
+});
+
 describe('source selection', () => {
   let home: string;
   beforeEach(async () => {
