@@ -146,7 +146,7 @@ export function startClusterSources(
   const timing = backoff ? { backoff } : {};
   log.info(
     { source: 'ServiceCIDR', cluster: loaded.description, checkAllocatedIps },
-    'service ranges: watching the cluster’s ServiceCIDR objects',
+    'service ranges: watching the ServiceCIDR objects of the cluster',
   );
   const ips = checkAllocatedIps
     ? startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...timing })

@@ -12,7 +12,7 @@ import type { RangeSource } from './types.js';
 import { startResourceWatch, type BackoffOptions } from './watch.js';
 
 export const SERVICE_CIDR_FLAG_HINT =
-  'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the cluster’s service range';
+  'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the service range of the cluster';
 
 /** The parts of a ServiceCIDR (v1 or v1beta1, typed or raw JSON) this module reads. */
 export interface ServiceCIDRObject extends KubernetesObject {
@@ -110,7 +110,7 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
         new: after || '(none)',
         objects: objects.length,
       },
-      before === undefined ? 'service ranges from the cluster’s ServiceCIDRs' : 'service ranges changed',
+      before === undefined ? 'service ranges from the ServiceCIDR objects' : 'service ranges changed',
     );
   };
 

@@ -157,6 +157,9 @@ export function startResourceWatch<T extends KubernetesObject>(
   let emitPending = false;
   let absentLogged = false;
 
+  // Present from the start (at 0), so rate() and alerts work before the first restart.
+  opts.metrics.watchRestarts.inc({ resource: opts.resource }, 0);
+
   const markSynced = (): void => {
     lastSyncAt = new Date();
     opts.metrics.lastSync.set({ resource: opts.resource }, lastSyncAt.getTime() / 1000);

@@ -89,7 +89,7 @@ async function startAgainstFake(): Promise<{ server: RunningServer; ca: string }
 }
 
 describe.skipIf(!built)('serve with no --service-cidr, against the fake Kubernetes API', () => {
-  it('answers from the cluster’s ServiceCIDRs and IPAddresses, and follows a new ServiceCIDR live', async () => {
+  it('answers from the ServiceCIDRs and IPAddresses of the cluster, and follows a new ServiceCIDR live', async () => {
     fake = await FakeApiServer.start();
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
     fake.put(

@@ -66,7 +66,7 @@ describe('ServiceCIDR watch', () => {
     expect(metrics).toMatch(
       /routability_webhook_watch_last_sync_timestamp_seconds\{resource="servicecidrs"\} \d+/,
     );
-    expect(h.lines.some((l) => l.msg === 'service ranges from the cluster’s ServiceCIDRs')).toBe(true);
+    expect(h.lines.some((l) => l.msg === 'service ranges from the ServiceCIDR objects')).toBe(true);
     // One list, then one watch from its resourceVersion.
     expect(fake.listCount('servicecidrs', 'v1')).toBe(1);
     await fake.until(() => fake.watcherCount('servicecidrs') === 1, 'a ServiceCIDR watch');
