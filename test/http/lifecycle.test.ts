@@ -37,6 +37,18 @@ function peerFingerprint(port: number): Promise<string> {
   });
 }
 
+/** Starts serve on the tls.crt/tls.key of a folder (plain files or Secret-volume symlinks). */
+function serveFrom(dir: string): Promise<RunningServer> {
+  return startServe([
+    '--tls-cert-file',
+    join(dir, 'tls.crt'),
+    '--tls-private-key-file',
+    join(dir, 'tls.key'),
+    '--service-cidr',
+    '10.96.0.0/12',
+  ]);
+}
+
 let server: RunningServer | undefined;
 afterEach(async () => {
   await server?.stop();
@@ -49,14 +61,7 @@ describe('certificate rotation without restart', () => {
     const first = await secretVolume(dir, '2026_11_29_09_00_00.1');
     symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
     symlinkSync('..data/tls.key', join(dir, 'tls.key'));
-    server = await startServe([
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-      '--service-cidr',
-      '10.96.0.0/12',
-    ]);
+    server = await serveFrom(dir);
     const running = server;
     expect(await peerFingerprint(running.port)).toBe(new X509Certificate(first.cert).fingerprint256);
 
@@ -77,14 +82,7 @@ describe('certificate rotation without restart', () => {
     const certs = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
     writeFileSync(join(dir, 'tls.crt'), certs.cert);
     writeFileSync(join(dir, 'tls.key'), certs.key);
-    server = await startServe([
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-      '--service-cidr',
-      '10.96.0.0/12',
-    ]);
+    server = await serveFrom(dir);
     const running = server;
     writeFileSync(join(dir, 'tls.crt'), 'garbage');
     await eventually(() =>
@@ -102,14 +100,7 @@ describe('SIGTERM', () => {
     const certs = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
     writeFileSync(join(dir, 'tls.crt'), certs.cert);
     writeFileSync(join(dir, 'tls.key'), certs.key);
-    server = await startServe([
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-      '--service-cidr',
-      '10.96.0.0/12',
-    ]);
+    server = await serveFrom(dir);
     const running = server;
     const body = Buffer.from(fixture('create-allowed'));
 

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
@@ -116,6 +116,15 @@ export interface HttpResult {
   body: string;
 }
 
+/** Reads a whole response into an HttpResult. */
+export function collect(res: IncomingMessage, resolve: (result: HttpResult) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () =>
+    resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+  );
+}
+
 export function httpsPost(
   port: number,
   path: string,
@@ -137,17 +146,7 @@ export function httpsPost(
           'content-length': Buffer.byteLength(body),
         },
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
-      },
+      (res) => collect(res, resolve),
     );
     req.on('error', reject);
     req.end(body);
@@ -156,17 +155,7 @@ export function httpsPost(
 
 export function httpGet(port: number, path: string): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
-    })
+    httpRequest({ host: '127.0.0.1', port, path }, (res) => collect(res, resolve))
       .on('error', reject)
       .end();
   });
