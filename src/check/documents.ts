@@ -1,9 +1,11 @@
 /**
  * Reads a YAML (or JSON, which `yaml` parses too) stream into documents,
  * keeping each node's source range so findings can point at their line.
- * One parse per input; line numbers are worked out only for what is reported.
+ * One parse per input, composed one document at a time so that a large stream
+ * never holds every syntax tree at once; line numbers are worked out only for
+ * what is reported.
  */
-import { parseAllDocuments, type Document, type ParsedNode } from 'yaml';
+import { Composer, Parser, type Document, type ParsedNode } from 'yaml';
 
 /**
  * The parse options `check` uses, shared with the benchmark so that its bare
@@ -23,17 +25,18 @@ export interface ParsedDocument {
   readonly error: { readonly offset: number; readonly message: string } | undefined;
 }
 
-export function readDocuments(text: string): ParsedDocument[] {
-  const docs = parseAllDocuments(text, YAML_OPTIONS);
-  const out: ParsedDocument[] = [];
-  docs.forEach((doc, i) => {
+/** The documents of a stream, in order: what `parseAllDocuments` returns, without keeping them all. */
+export function* readDocuments(text: string): Generator<ParsedDocument> {
+  const composer = new Composer(YAML_OPTIONS);
+  let index = 0;
+  // As parseAllDocuments does: forceDoc so an empty stream is one empty document, and errors at the end are placed.
+  for (const doc of composer.compose(new Parser().parse(text), true, text.length)) {
     const first = doc.errors[0];
-    out.push({
-      index: i + 1,
-      doc,
-      contents: doc.contents,
+    yield {
+      index: ++index,
+      doc: doc as Document.Parsed,
+      contents: doc.contents as ParsedNode | null,
       error: first ? { offset: first.pos[0], message: first.message } : undefined,
-    });
-  });
-  return out;
+    };
+  }
 }
