@@ -14,7 +14,10 @@ export interface ClusterSnapshot {
   readonly allocatedIPs?: AllocatedIPs | undefined;
 }
 
-export type ReadClusterSnapshot = (options: { kubeconfig?: string | undefined }) => Promise<ClusterSnapshot>;
+export type ReadClusterSnapshot = (options: {
+  kubeconfig?: string | undefined;
+  env?: Readonly<Record<string, string | undefined>>;
+}) => Promise<ClusterSnapshot>;
 
 /** Loads src/cluster (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
 export async function loadClusterReader(): Promise<ReadClusterSnapshot> {
@@ -28,6 +31,7 @@ export type Resolved =
 
 export async function resolveContext(
   options: CheckOptions,
+  env: Readonly<Record<string, string | undefined>>,
   loadReader: () => Promise<ReadClusterSnapshot> = loadClusterReader,
 ): Promise<Resolved> {
   const rules = options.rules;
@@ -42,7 +46,7 @@ export async function resolveContext(
     let snapshot: ClusterSnapshot;
     try {
       const read = await loadReader();
-      snapshot = await read({ kubeconfig: options.kubeconfig });
+      snapshot = await read({ kubeconfig: options.kubeconfig, env });
     } catch (err) {
       return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
     }

@@ -31,7 +31,8 @@ export const CHECK_FLAGS = {
   },
   kubeconfig: {
     kind: 'string',
-    description: 'With --from-cluster: kubeconfig file (default: KUBECONFIG, then ~/.kube/config).',
+    description:
+      'With --from-cluster: kubeconfig file (default: in-cluster service account, then KUBECONFIG, then ~/.kube/config).',
   },
   output: {
     kind: 'string',

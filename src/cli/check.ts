@@ -25,7 +25,7 @@ export async function runCheck(argv: readonly string[], io: CommandIO): Promise<
     writeLine(io.stdout, checkHelp());
     return 0;
   }
-  const resolved = await resolveContext(options.value);
+  const resolved = await resolveContext(options.value, io.env);
   if (!resolved.ok) return usageError(io, resolved.error, resolved.usage);
 
   const inputs = discoverInputs(options.value.filenames, io.cwd);

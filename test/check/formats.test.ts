@@ -100,8 +100,19 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
     },
   });
 
-  it('uses the cluster ranges and allocated IPs', async () => {
-    const resolved = await resolveContext(options(['--from-cluster']), async () => reader);
+  it('uses the cluster ranges and allocated IPs, reading with the kubeconfig flag and the environment given', async () => {
+    const seen: unknown[] = [];
+    const recording: ReadClusterSnapshot = async (o) => {
+      seen.push(o);
+      return reader(o);
+    };
+    const env = { KUBECONFIG: '/elsewhere' };
+    const resolved = await resolveContext(
+      options(['--from-cluster', '--kubeconfig', 'k.yaml']),
+      env,
+      async () => recording,
+    );
+    expect(seen).toEqual([{ kubeconfig: 'k.yaml', env }]);
     if (!resolved.ok) throw new Error(resolved.error);
     expect(resolved.settings).toMatchObject({
       rangesFrom: 'cluster',
@@ -117,6 +128,7 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
   it('--service-cidr replaces the cluster ranges but the allocations still count', async () => {
     const resolved = await resolveContext(
       options(['--from-cluster', '--service-cidr', '10.0.0.0/16']),
+      {},
       async () => reader,
     );
     if (!resolved.ok) throw new Error(resolved.error);
@@ -128,7 +140,7 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
   });
 
   it('a failing reader is an error naming the flag', async () => {
-    const resolved = await resolveContext(options(['--from-cluster']), async () => async () => {
+    const resolved = await resolveContext(options(['--from-cluster']), {}, async () => async () => {
       throw new Error('cannot reach the Kubernetes API');
     });
     expect(resolved).toEqual({
@@ -140,7 +152,7 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
 
   it('without --from-cluster the cluster module is never loaded', async () => {
     let loaded = false;
-    const resolved = await resolveContext(options(RANGES), async () => {
+    const resolved = await resolveContext(options(RANGES), {}, async () => {
       loaded = true;
       return reader;
     });
