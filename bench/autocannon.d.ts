@@ -49,6 +49,8 @@ declare module 'autocannon' {
     latency: Percentiles & { totalCount: number };
     requests: Percentiles & { sent: number };
     throughput: Percentiles;
+    /** Present when the run had a warm-up. */
+    warmup?: Result;
   }
 
   export interface Instance extends PromiseLike<Result> {

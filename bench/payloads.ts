@@ -246,8 +246,9 @@ function gatewayObject(shape: Shape, opts: { status: JsonObject | undefined; cre
   };
 }
 
+/** Every review is a fresh tree (the fuzzer mutates them in place). */
 function envelope(request: JsonObject): JsonObject {
-  return { kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request };
+  return structuredClone({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request });
 }
 
 /** kubectl apply of a new, small Gateway: 2 listeners, 2 addresses (~3 KB). */

@@ -19,6 +19,7 @@ import { renderChart } from './lib/chart.js';
 import { measureEngine, type EngineFigure } from './lib/engine.js';
 import {
   CLI,
+  cpuMsOf,
   makeCerts,
   memoryOf,
   repoRoot,
@@ -60,6 +61,8 @@ interface RunFigure {
   readonly mismatches: number;
   readonly timeouts: number;
   readonly peakRssMiB: number;
+  /** Server CPU (user + system) per answered request, µs, measured from /proc. */
+  readonly cpuUsPerRequest: number;
 }
 
 interface Round {
@@ -100,6 +103,7 @@ function machine() {
 /** One autocannon run against `child`; the expected body makes every wrong answer a mismatch. */
 async function load(child: Child, p: BenchPayload, ca: string, expectBody: string): Promise<RunFigure> {
   const memory = sampleMemory(child.pid, 200);
+  const cpuAtStart = cpuMsOf(child.pid);
   const result: Result = await autocannon({
     url: `https://127.0.0.1:${child.port}${p.path}?timeout=10s`,
     method: 'POST',
@@ -115,6 +119,8 @@ async function load(child: Child, p: BenchPayload, ca: string, expectBody: strin
     warmup: { duration: 1, connections: CONNECTIONS },
   });
   const rss = memory.stop();
+  const cpuMs = cpuMsOf(child.pid) - cpuAtStart;
+  const answered = (result.requests.total ?? 0) + (result.warmup?.requests.total ?? 0);
   return {
     rps:
       result.requests.total !== undefined ? result.requests.total / result.duration : result.requests.average,
@@ -126,6 +132,7 @@ async function load(child: Child, p: BenchPayload, ca: string, expectBody: strin
     mismatches: result.mismatches,
     timeouts: result.timeouts,
     peakRssMiB: round2(Math.max(...rss)),
+    cpuUsPerRequest: Math.round((cpuMs * 1000) / Math.max(1, answered)),
   };
 }
 
@@ -183,12 +190,13 @@ async function main() {
       certs,
       logFile: join(tmp.path, 'webhook.log'),
       logLevel: flags['log-level'],
-      nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [],
+      nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, 'webhook')] : [],
     });
     baseline = await spawnBaseline({
       certs,
       logFile: join(tmp.path, 'baseline.log'),
       script: baselineScript,
+      nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, 'baseline')] : [],
     });
 
     const agent = keepAliveAgent(ca, 1);
@@ -221,8 +229,8 @@ async function main() {
         };
         rounds.push(round);
         console.log(
-          `  round ${r}: webhook ${a.rps.toFixed(0)} req/s p50 ${a.p50} ms p99 ${a.p99} ms rss ${a.peakRssMiB} MiB` +
-            ` | baseline ${b.rps.toFixed(0)} req/s p50 ${b.p50} ms p99 ${b.p99} ms rss ${b.peakRssMiB} MiB` +
+          `  round ${r}: webhook ${a.rps.toFixed(0)} req/s p50 ${a.p50} ms p99 ${a.p99} ms rss ${a.peakRssMiB} MiB cpu ${a.cpuUsPerRequest} µs/req` +
+            ` | baseline ${b.rps.toFixed(0)} req/s p50 ${b.p50} ms p99 ${b.p99} ms rss ${b.peakRssMiB} MiB cpu ${b.cpuUsPerRequest} µs/req` +
             ` | ratio ${round.ratio}` +
             (a.errors + a.non2xx + a.mismatches + a.timeouts > 0
               ? ` | WEBHOOK errors ${a.errors} non2xx ${a.non2xx} mismatches ${a.mismatches} timeouts ${a.timeouts}`
@@ -254,6 +262,7 @@ async function main() {
           p50: median(w.map((x) => x.p50)),
           p99: median(w.map((x) => x.p99)),
           peakRssMiB: Math.max(...w.map((x) => x.peakRssMiB)),
+          cpuUsPerRequest: median(w.map((x) => x.cpuUsPerRequest)),
           failures: w.reduce((s, x) => s + x.errors + x.non2xx + x.mismatches + x.timeouts, 0),
         },
         baseline: {
@@ -261,6 +270,7 @@ async function main() {
           p50: median(b.map((x) => x.p50)),
           p99: median(b.map((x) => x.p99)),
           peakRssMiB: Math.max(...b.map((x) => x.peakRssMiB)),
+          cpuUsPerRequest: median(b.map((x) => x.cpuUsPerRequest)),
           failures: b.reduce((s, x) => s + x.errors + x.non2xx + x.mismatches + x.timeouts, 0),
         },
         medianP99Ratio: round2(median(r.rounds.map((x) => x.p99Ratio))),

@@ -9,6 +9,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +72,8 @@ interface SpawnOptions {
   readonly timeoutMs?: number;
   /** Parses a log line; returns ports once it is the listening line. */
   readonly listening: (line: Record<string, unknown>) => { port: number; healthPort?: number } | undefined;
+  /** Another way to learn that the child listens, tried on every poll. */
+  readonly poll?: () => Promise<{ port: number; healthPort?: number } | undefined>;
 }
 
 function parseLines(text: string): Record<string, unknown>[] {
@@ -116,8 +119,9 @@ async function spawnChild(opts: SpawnOptions): Promise<Child> {
   };
   const deadline = spawnedAt + (opts.timeoutMs ?? 15_000);
   for (;;) {
-    for (const line of parseLines(logs().join('\n'))) {
-      const ports = opts.listening(line);
+    const polled = opts.poll ? await opts.poll() : undefined;
+    for (const line of polled ? [{}] : parseLines(logs().join('\n'))) {
+      const ports = polled ?? opts.listening(line);
       if (ports) {
         return {
           process: child,
@@ -152,14 +156,35 @@ export interface WebhookOptions {
   readonly logLevel?: string;
   readonly nodeArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** Another build's dist/cli/main.js (to compare builds); default this repository's. */
+  readonly cli?: string;
 }
 
-/** `node dist/cli/main.js serve … --port 0 --health-port 0`. */
-export function spawnWebhook(opts: WebhookOptions): Promise<Child> {
+/** A port that was free a moment ago (for runs whose log level hides the `listening` line). */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createNetServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/**
+ * `node dist/cli/main.js serve … --port 0 --health-port 0`. Above `info` the
+ * `listening` line is not logged: then free ports are picked here and the child
+ * counts as started once /healthz answers.
+ */
+export async function spawnWebhook(opts: WebhookOptions): Promise<Child> {
   const cidrs = opts.serviceCidrs === undefined ? SERVICE_CIDRS : opts.serviceCidrs;
+  const quiet = ['warn', 'error', 'fatal'].includes(opts.logLevel ?? 'info');
+  const ports = quiet ? { port: await freePort(), healthPort: await freePort() } : { port: 0, healthPort: 0 };
+  let healthy = false;
   return spawnChild({
     args: [
-      CLI(),
+      opts.cli ?? process.env['BENCH_WEBHOOK_CLI'] ?? CLI(),
       'serve',
       ...(cidrs ? ['--service-cidr', cidrs] : []),
       '--tls-cert-file',
@@ -167,9 +192,9 @@ export function spawnWebhook(opts: WebhookOptions): Promise<Child> {
       '--tls-private-key-file',
       opts.certs.key,
       '--port',
-      '0',
+      String(ports.port),
       '--health-port',
-      '0',
+      String(ports.healthPort),
       '--log-level',
       opts.logLevel ?? 'info',
       ...(opts.extraArgs ?? []),
@@ -181,6 +206,14 @@ export function spawnWebhook(opts: WebhookOptions): Promise<Child> {
       line['msg'] === 'listening' && typeof line['port'] === 'number'
         ? { port: line['port'], healthPort: line['healthPort'] as number }
         : undefined,
+    ...(quiet
+      ? {
+          poll: async () => {
+            if (!healthy) healthy = (await httpStatus(ports.healthPort, '/healthz', 200)) === 200;
+            return healthy ? ports : undefined;
+          },
+        }
+      : {}),
   });
 }
 
@@ -249,4 +282,16 @@ export function sampleMemory(pid: number, everyMs = 250): { stop: () => number[]
       return samples;
     },
   };
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux only). */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }

@@ -63,6 +63,9 @@ export function buildApp(deps: AppDeps) {
     loggerInstance: logger,
     // One line per review is written below, never Fastify's two per request.
     logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger: the review line carries the uid, and Fastify's
+    // own rare lines do not need a request id.
+    childLoggerFactory: (parent) => parent,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Shutdown: requests on open connections are still answered (with Connection: close);
@@ -112,9 +115,10 @@ export function buildApp(deps: AppDeps) {
 
   if (deps.closing) {
     const closing = deps.closing;
-    app.addHook('onSend', async (_request, reply, payload) => {
+    // Callback style: no promise per request on the hot path.
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (closing()) void reply.header('connection', 'close');
-      return payload;
+      done(null, payload);
     });
   }
 
