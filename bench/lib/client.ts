@@ -149,7 +149,10 @@ export function rawExchange(
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      const text = Buffer.concat(chunks).toString('utf8');
+      // Interim answers (100 Continue) precede the real one.
+      const text = Buffer.concat(chunks)
+        .toString('utf8')
+        .replace(/^(HTTP\/1\.[01] 1\d\d[^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '');
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
       done({ status: m ? Number(m[1]) : 0, text, ended, elapsedMs: performance.now() - started });
     };
@@ -167,7 +170,13 @@ export function rawExchange(
 }
 
 /** True once a full HTTP/1.1 response with a Content-Length body is buffered. */
-function responseComplete(buf: Buffer): boolean {
+function responseComplete(whole: Buffer): boolean {
+  let buf = whole;
+  while (/^HTTP\/1\.[01] 1\d\d/.test(buf.subarray(0, 12).toString('latin1'))) {
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0) return false;
+    buf = buf.subarray(end + 4);
+  }
   const head = buf.indexOf('\r\n\r\n');
   if (head < 0) return false;
   const headers = buf.subarray(0, head).toString('latin1');
