@@ -18,6 +18,8 @@ declare module 'autocannon' {
     expectBody?: string;
     excludeErrorStats?: boolean;
     warmup?: { duration?: number; connections?: number };
+    /** Cycled through, per connection. */
+    requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }[];
   }
 
   export interface Percentiles {

@@ -38,8 +38,10 @@ export interface CertFiles {
 }
 
 /** `routability-webhook certs --out-dir DIR --force`. */
-export async function makeCerts(dir: string): Promise<CertFiles> {
-  await run(process.execPath, [CLI(), 'certs', '--out-dir', dir, '--force'], { timeout: 30_000 });
+export async function makeCerts(dir: string, extraArgs: readonly string[] = []): Promise<CertFiles> {
+  await run(process.execPath, [CLI(), 'certs', '--out-dir', dir, '--force', ...extraArgs], {
+    timeout: 30_000,
+  });
   return { dir, ca: join(dir, 'ca.crt'), cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') };
 }
 
