@@ -27,16 +27,13 @@ export interface ServerHandle {
   close(): Promise<void>;
 }
 
-/** Bytes of log lines held while stdout is slow; past this, lines are dropped rather than stalling reviews. */
-export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
-
 export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Logger {
   const options = { level: config.logLevel, base: { app: 'routability-webhook' } };
   if (config.dev) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } });
-  // One line per review: written asynchronously, so a slow log pipe (the container
-  // runtime's) never blocks the event loop; lines written while a write is in
-  // flight go out together in the next one. pino flushes synchronously on exit.
-  return pino(options, pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES }));
+  // Synchronous stdout on purpose: an async destination (sonic-boom, sync: false)
+  // measured no CPU gain per review here (docs/benchmarks.md), and with it the
+  // review's log line could trail its answer. See docs/reliability.md on log pipes.
+  return pino(options);
 }
 
 /** `serve --dev`: use the folder's certificates, generating them once when missing. */
