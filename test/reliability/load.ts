@@ -24,6 +24,10 @@ export interface LoadOptions {
   /** Hard bound on requests, whatever `stop` says. */
   readonly maxRequests?: number;
   readonly uidPrefix: string;
+  /** Pause between one worker's requests (a steady load instead of as fast as possible). */
+  readonly pauseMs?: number;
+  /** Extra check of a well-formed 200 answer (e.g. "must be allowed"). */
+  readonly check?: (body: string) => string | undefined;
   /** Classifies a failure as expected (e.g. connection refused after shutdown); those are not counted. */
   readonly tolerate?: (err: Error) => boolean;
 }
@@ -72,6 +76,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult & { tolerat
       } finally {
         if (fresh) agent.destroy();
       }
+      if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
     }
   };
   await Promise.all([
