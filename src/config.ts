@@ -130,7 +130,8 @@ export function parseFlags(
 export const RULE_FLAGS = {
   'service-cidr': {
     kind: 'list',
-    description: 'Service CIDR(s); repeat or comma-separate for dual-stack. For serve, given CIDRs replace the ServiceCIDR watch.',
+    description:
+      'Service CIDR(s); repeat or comma-separate for dual-stack. For serve, given CIDRs replace the ServiceCIDR watch.',
   },
   'cluster-domain': { kind: 'string', default: 'cluster.local', description: 'Cluster DNS domain.' },
   'spec-policy': {
