@@ -174,7 +174,9 @@ describe('inputs', () => {
   });
 
   it('shows paths outside the working directory as absolute', async () => {
-    const r = await check(['-f', join(MANIFESTS, 'v1beta1.yaml'), ...RANGES], { cwd: tmpdir() });
+    // A fresh folder is never an ancestor of the repository, wherever the clone lives (even under /tmp).
+    const elsewhere = mkdtempSync(join(tmpdir(), 'rw-cwd-'));
+    const r = await check(['-f', join(MANIFESTS, 'v1beta1.yaml'), ...RANGES], { cwd: elsewhere });
     expect(r.stdout.startsWith(`${join(MANIFESTS, 'v1beta1.yaml')}:14:33: Gateway old/legacy:`)).toBe(true);
   });
 
