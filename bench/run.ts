@@ -6,7 +6,8 @@
  *
  * Flags: --duration S (per round, default 5), --rounds N (default 3),
  * --connections N (32), --payloads a,b, --cpu-prof (profile the webhook into
- * bench/results/), --no-chart, --log-level L (webhook, default info).
+ * bench/results/), --no-chart, --log-level L (webhook, default info), --node-args "…" (extra
+ * Node flags for the webhook, e.g. --max-semi-space-size=4), --readiness-runs N (5).
  */
 import autocannon, { type Result } from 'autocannon';
 import { execFileSync } from 'node:child_process';
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     'no-chart': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
     'readiness-runs': { type: 'string', default: '5' },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const DURATION = Number(flags.duration);
@@ -190,7 +192,10 @@ async function main() {
       certs,
       logFile: join(tmp.path, 'webhook.log'),
       logLevel: flags['log-level'],
-      nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, 'webhook')] : [],
+      nodeArgs: [
+        ...(flags['node-args'] ? flags['node-args'].split(' ') : []),
+        ...(flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, 'webhook')] : []),
+      ],
     });
     baseline = await spawnBaseline({
       certs,
