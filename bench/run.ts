@@ -295,7 +295,7 @@ async function main() {
       })),
       ...engine.map((e) => ({
         target: `rules ≤ ${TARGETS.engineRatio} × JSON.parse (${e.payload})`,
-        value: round2(e.ratio * 1000) / 1000,
+        value: Math.round(e.ratio * 1000) / 1000,
         ok: e.ratio <= TARGETS.engineRatio,
       })),
       {
