@@ -29,7 +29,11 @@ export interface ServerHandle {
 
 export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Logger {
   const options = { level: config.logLevel, base: { app: 'routability-webhook' } };
-  if (config.dev) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } });
+  if (config.dev)
+    return pino({
+      ...options,
+      transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } },
+    });
   // Synchronous stdout on purpose: an async destination (sonic-boom, sync: false)
   // measured no CPU gain per review here (docs/benchmarks.md), and with it the
   // review's log line could trail its answer. See docs/reliability.md on log pipes.
@@ -42,11 +46,17 @@ async function devCertificates(certDir: string, logger: Logger): Promise<TlsFile
   if (existsSync(files.certFile) && existsSync(files.keyFile)) return files;
   await mkdir(certDir, { recursive: true });
   const { generateCertificates } = await import('./certs/generate.js');
-  const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'default' });
+  const generated = await generateCertificates({
+    service: 'gateway-routability-webhook',
+    namespace: 'default',
+  });
   await writeFile(join(certDir, 'ca.crt'), generated.caCert);
   await writeFile(files.certFile, generated.cert);
   await writeFile(files.keyFile, generated.key, { mode: 0o600 });
-  logger.info({ certDir, sans: [...generated.dnsNames, ...generated.ipAddresses] }, 'generated dev certificates');
+  logger.info(
+    { certDir, sans: [...generated.dnsNames, ...generated.ipAddresses] },
+    'generated dev certificates',
+  );
   return files;
 }
 
@@ -59,11 +69,17 @@ function httpsOptions(material: TlsMaterial) {
 }
 
 /** Listens on all interfaces, IPv6 and IPv4 where the kernel has IPv6, else IPv4 only. */
-async function listenAnywhere(app: { listen(opts: { port: number; host: string }): Promise<string> }, port: number) {
+async function listenAnywhere(
+  app: { listen(opts: { port: number; host: string }): Promise<string> },
+  port: number,
+) {
   try {
     await app.listen({ port, host: '::' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EAFNOSUPPORT' && (err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL')
+    if (
+      (err as NodeJS.ErrnoException).code !== 'EAFNOSUPPORT' &&
+      (err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL'
+    )
       throw err;
     await app.listen({ port, host: '0.0.0.0' });
   }
@@ -85,7 +101,10 @@ async function clusterSources(deps: SelectDeps): Promise<ClusterSources> {
   for (const r of parsed.ranges.all) metrics.serviceRanges.set({ cidr: r.cidr, terminating: 'false' }, 1);
   logger
     .child({ component: 'cluster' })
-    .info({ source: 'flag', ranges: parsed.ranges.key() }, 'service ranges from --service-cidr; no ServiceCIDR watch');
+    .info(
+      { source: 'flag', ranges: parsed.ranges.key() },
+      'service ranges from --service-cidr; no ServiceCIDR watch',
+    );
   return staticSources(parsed.ranges, 'flag --service-cidr');
 }
 
@@ -103,7 +122,14 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
 
   const sources = await clusterSources({ config, logger, registry });
   let closing = false;
-  const app = buildApp({ config, logger, sources, metrics, https: httpsOptions(material), closing: () => closing });
+  const app = buildApp({
+    config,
+    logger,
+    sources,
+    metrics,
+    https: httpsOptions(material),
+    closing: () => closing,
+  });
   const certificates = watchCertificates(
     files,
     material,
@@ -123,7 +149,10 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
         check: () =>
           certificates.current().notAfter.getTime() > Date.now()
             ? { ok: true }
-            : { ok: false, reason: `serving certificate expired at ${certificates.current().notAfter.toISOString()}` },
+            : {
+                ok: false,
+                reason: `serving certificate expired at ${certificates.current().notAfter.toISOString()}`,
+              },
       },
       {
         name: 'service-ranges',
@@ -135,7 +164,10 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     ],
     detail: () => ({
       serviceRanges: sources.ranges.describe(),
-      certificate: { subject: certificates.current().subject, notAfter: certificates.current().notAfter.toISOString() },
+      certificate: {
+        subject: certificates.current().subject,
+        notAfter: certificates.current().notAfter.toISOString(),
+      },
       allocatedIPs: sources.allocatedIPs ? (sources.allocatedIPs.ready() ? 'synced' : 'syncing') : 'off',
     }),
   });
@@ -151,7 +183,12 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const port = (app.server.address() as AddressInfo).port;
   const healthPort = (health.server.address() as AddressInfo).port;
   logger.info(
-    { port, healthPort, mtls: Boolean(files.clientCaFile), certificateNotAfter: material.notAfter.toISOString() },
+    {
+      port,
+      healthPort,
+      mtls: Boolean(files.clientCaFile),
+      certificateNotAfter: material.notAfter.toISOString(),
+    },
     'listening',
   );
 
