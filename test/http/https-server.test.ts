@@ -6,6 +6,7 @@ import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseGateway } from '../support/gateways.js';
 import {
+  eventually,
   httpGet,
   httpsPost,
   runCli,
@@ -131,9 +132,11 @@ describe('serve over HTTPS', () => {
 
   it('logs one JSON line per review with the decision, never the object', async () => {
     await post(fixture('create-case-slip'));
-    const line = server.logs.find(
-      (l) => l['msg'] === 'review' && l['uid'] === '11111111-0000-0000-0000-000000000005',
-    );
+    // The log line travels through the child's stdout pipe and may land just after the answer.
+    const isLine = (l: Record<string, unknown>) =>
+      l['msg'] === 'review' && l['uid'] === '11111111-0000-0000-0000-000000000005';
+    await eventually(() => server.logs.some(isLine), 5_000, 10);
+    const line = server.logs.find(isLine);
     expect(line).toMatchObject({
       webhook: 'validate',
       kind: 'Gateway',
