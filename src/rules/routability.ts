@@ -62,9 +62,15 @@ export function readAddresses(
   return { entries, findings };
 }
 
+/** One part of an entry key: strings length-prefixed (so no two keys collide), anything else as JSON. */
+function keyPart(value: unknown): string {
+  if (typeof value === 'string') return `s${value.length}:${value}`;
+  return `j${JSON.stringify(value ?? null)}`;
+}
+
 /** Identity used for ratcheting: (type, value, routability) as stored. */
 export function entryKey(entry: AddressEntry): string {
-  return JSON.stringify([entry.type, entry.value ?? null, entry.routability ?? null]);
+  return keyPart(entry.type) + keyPart(entry.value) + keyPart(entry.routability);
 }
 
 /** The syntax rule: a string matching the pattern, at most 253 characters. */

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { FieldPath } from '../../src/rules/field-path.js';
 import { parseIP } from '../../src/rules/ip.js';
@@ -97,4 +99,41 @@ describe('ServiceRanges', () => {
     expect(reservedKind(ip('fd00::'), r('fd00::/120'))).toBe('network');
     expect(reservedKind(ip('fd00::ff'), r('fd00::/120'))).toBeUndefined();
   });
+});
+
+describe('parseIP agrees with ipaddr.js on every valid IPv6 spelling', () => {
+  // ipaddr.js reads the deprecated IPv4-compatible form `::1.2.3.4` as `::ffff:1.2.3.4`;
+  // Go (and so the apiserver) does not, so dotted tails are checked by hand below.
+  it('same canonical form and value (IPv4-mapped read as IPv4)', () => {
+    fc.assert(
+      fc.property(
+        fc.ipV6().filter((t) => !t.includes('.')),
+        fc.boolean(),
+        (text, upper) => {
+          const spelled = upper ? text.toUpperCase() : text;
+          const ours = parseIP(spelled);
+          const theirs = ipaddr.IPv6.parse(spelled);
+          expect(ours).toBeDefined();
+          if (theirs.isIPv4MappedAddress()) {
+            expect(ours).toMatchObject({ family: 'IPv4', canonical: theirs.toIPv4Address().toString() });
+          } else {
+            expect(ours).toMatchObject({ family: 'IPv6', canonical: theirs.toRFC5952String() });
+            const bits = theirs.toByteArray().reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+            expect(ours!.bits).toBe(bits);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+  it.each([
+    '1::2::3',
+    '1:2:3:4:5:6:7:8::',
+    '::1:2:3:4:5:6:7:8',
+    '12345::',
+    ':1::',
+    '1:2:3:4:5:6:7',
+    'g::1',
+    '::1.2.3.4.5',
+  ])('rejects %j', (text) => expect(parseIP(text)).toBeUndefined());
 });
