@@ -3,7 +3,7 @@
  * without listening so tests can `inject()` into it. Dependencies come in.
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
-import Fastify, { LogController } from 'fastify';
+import Fastify, { LogController, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
@@ -59,6 +59,13 @@ export function buildApp(deps: AppDeps) {
     return cached.ctx;
   };
 
+  const closing = deps.closing ?? (() => false);
+  /** Sends a JSON answer; during shutdown it asks the client to reconnect (to another replica). */
+  const answerWith = (reply: FastifyReply, code: number, payload: string | object) => {
+    if (closing()) void reply.header('connection', 'close');
+    void reply.code(code).type('application/json').send(payload);
+  };
+
   const app = Fastify({
     loggerInstance: logger,
     // One line per review is written below, never Fastify's two per request.
@@ -96,7 +103,7 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}` });
+    answerWith(reply, 404, { error: `no route for ${request.method} ${request.url.split('?')[0]}` });
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; closeConnection?: boolean }, request, reply) => {
@@ -105,79 +112,75 @@ export function buildApp(deps: AppDeps) {
     else logger.warn({ status, reason: err.message, url: request.url.split('?')[0] }, 'rejected request');
     if (err.closeConnection || status === 413) void reply.header('connection', 'close');
     const route = request.url.split('?')[0]?.slice(1);
-    if (route === 'validate' || route === 'mutate')
-      metrics.requests.inc({ webhook: route, operation: 'unknown', outcome: 'error', code: String(status) });
-    void reply
-      .code(status)
-      .type('application/json')
-      .send({ error: status === 500 ? 'internal error' : err.message });
+    if (route === 'validate' || route === 'mutate') countRequest(route, 'unknown', 'error', String(status));
+    answerWith(reply, status, { error: status === 500 ? 'internal error' : err.message });
   });
 
-  if (deps.closing) {
-    const closing = deps.closing;
-    // Callback style: no promise per request on the hot path.
-    app.addHook('onSend', (_request, reply, payload, done) => {
-      if (closing()) void reply.header('connection', 'close');
-      done(null, payload);
-    });
-  }
+  // prom-client hashes label values on every inc(); bind each label set once.
+  const counted = new Map<string, { inc(): void }>();
+  const countRequest = (webhook: WebhookName, operation: string, outcome: string, code: string) => {
+    const key = `${webhook} ${operation} ${outcome} ${code}`;
+    let child = counted.get(key);
+    if (!child) {
+      child = metrics.requests.labels({ webhook, operation, outcome, code });
+      counted.set(key, child);
+    }
+    child.inc();
+  };
 
   for (const name of Object.keys(WEBHOOKS) as WebhookName[]) {
     const webhook = WEBHOOKS[name];
-    app.post(`/${name}`, async (request, reply) => {
+    const duration = metrics.duration.labels({ webhook: name });
+    // A plain (not async) handler: no promise per request on the hot path.
+    app.post(`/${name}`, (request, reply) => {
       const started = process.hrtime.bigint();
+      const ctx = contextNow();
+      if (!ctx) {
+        const reason = sources.ranges.readiness().reason ?? 'service ranges unknown';
+        countRequest(name, 'unknown', 'error', '503');
+        answerWith(reply, 503, { error: `not ready: ${reason}` });
+        return;
+      }
       metrics.inflight.inc();
+      let answer;
       try {
-        const ctx = contextNow();
-        if (!ctx) {
-          const reason = sources.ranges.readiness().reason ?? 'service ranges unknown';
-          metrics.requests.inc({ webhook: name, operation: 'unknown', outcome: 'error', code: '503' });
-          return reply
-            .code(503)
-            .type('application/json')
-            .send({ error: `not ready: ${reason}` });
-        }
-        const answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
-        if (!answer.ok) {
-          logger.warn({ uid: answer.uid, webhook: name, reason: answer.error }, 'undecodable review');
-          metrics.requests.inc({ webhook: name, operation: 'unknown', outcome: 'error', code: '400' });
-          return reply.code(400).type('application/json').send({ error: answer.error });
-        }
-        const { request: review, outcome } = answer;
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const outcomeLabel =
-          outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
-        metrics.requests.inc({
-          webhook: name,
-          operation: review.operation,
-          outcome: outcomeLabel,
-          code: '200',
-        });
-        metrics.duration.observe({ webhook: name }, seconds);
-        for (const code of outcome.codes) metrics.violations.inc({ rule: code });
-        const budget = parseTimeoutParam((request.query as Record<string, unknown>)['timeout']);
-        logger.info(
-          {
-            uid: review.uid,
-            webhook: name,
-            kind: review.kind.kind,
-            version: review.kind.version,
-            namespace: review.namespace,
-            name: review.name,
-            operation: review.operation,
-            subResource: review.subResource || undefined,
-            dryRun: review.dryRun || undefined,
-            decision: outcomeLabel,
-            codes: outcome.codes.length > 0 ? outcome.codes : undefined,
-            durationMs: Math.round(seconds * 1e6) / 1e3,
-            ...(budget !== undefined && seconds * 1000 > budget ? { overTimeout: true } : {}),
-          },
-          'review',
-        );
-        return reply.code(200).type('application/json').send(JSON.stringify(answer.review));
+        answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
       } finally {
         metrics.inflight.dec();
       }
+      if (!answer.ok) {
+        logger.warn({ uid: answer.uid, webhook: name, reason: answer.error }, 'undecodable review');
+        countRequest(name, 'unknown', 'error', '400');
+        answerWith(reply, 400, { error: answer.error });
+        return;
+      }
+      const { request: review, outcome } = answer;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const outcomeLabel =
+        outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
+      countRequest(name, review.operation, outcomeLabel, '200');
+      duration.observe(seconds);
+      for (const code of outcome.codes) metrics.violations.inc({ rule: code });
+      const budget = parseTimeoutParam((request.query as Record<string, unknown>)['timeout']);
+      logger.info(
+        {
+          uid: review.uid,
+          webhook: name,
+          kind: review.kind.kind,
+          version: review.kind.version,
+          namespace: review.namespace,
+          name: review.name,
+          operation: review.operation,
+          subResource: review.subResource || undefined,
+          dryRun: review.dryRun || undefined,
+          decision: outcomeLabel,
+          codes: outcome.codes.length > 0 ? outcome.codes : undefined,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(budget !== undefined && seconds * 1000 > budget ? { overTimeout: true } : {}),
+        },
+        'review',
+      );
+      answerWith(reply, 200, JSON.stringify(answer.review));
     });
   }
   return app;
