@@ -9,16 +9,14 @@ import type { AddressInfo } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import pino, { type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { clusterMetrics } from './cluster/metrics.js';
+import { flagSources } from './cluster/flag-source.js';
 import type { SelectDeps } from './cluster/select.js';
-import { staticSources } from './cluster/static-source.js';
 import type { ClusterSources } from './cluster/types.js';
 import type { ServeConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { buildHealthApp } from './http/health.js';
 import { createServerMetrics } from './http/metrics.js';
 import { loadTlsMaterial, watchCertificates, type TlsFiles, type TlsMaterial } from './http/tls.js';
-import { ServiceRanges } from './rules/networks.js';
 
 export interface ServerHandle {
   readonly port: number;
@@ -89,23 +87,12 @@ async function listenAnywhere(
  * The cluster modules pull in @kubernetes/client-node, whose import alone takes
  * 0.5–1.5 s on a 2-core node: with --service-cidr (and no --check-allocated-ips)
  * nothing of it is used, so it is loaded only when a cluster source is needed.
- * The flag path below does what selectClusterSources does for the flag.
  */
 async function clusterSources(deps: SelectDeps): Promise<ClusterSources> {
   const { config, logger, registry } = deps;
   if (config.serviceCidrs.length === 0 || config.checkAllocatedIps === true)
     return (await import('./cluster/select.js')).selectClusterSources(deps);
-  const parsed = ServiceRanges.parse(config.serviceCidrs);
-  if (!parsed.ok) throw new Error(parsed.error); // config.ts validated these already
-  const metrics = clusterMetrics(registry);
-  for (const r of parsed.ranges.all) metrics.serviceRanges.set({ cidr: r.cidr, terminating: 'false' }, 1);
-  logger
-    .child({ component: 'cluster' })
-    .info(
-      { source: 'flag', ranges: parsed.ranges.key() },
-      'service ranges from --service-cidr; no ServiceCIDR watch',
-    );
-  return staticSources(parsed.ranges, 'flag --service-cidr');
+  return flagSources(config.serviceCidrs, logger.child({ component: 'cluster' }), registry);
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {

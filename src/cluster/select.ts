@@ -17,6 +17,7 @@ import {
   type KubeconfigOptions,
   type LoadedKubeconfig,
 } from './kubeconfig.js';
+import { flagRanges, FLAG_SOURCE } from './flag-source.js';
 import { clusterMetrics, type ClusterMetrics } from './metrics.js';
 import { SERVICE_CIDR_FLAG_HINT, startServiceCidrWatch } from './service-cidrs.js';
 import { staticRangeSource, staticSources } from './static-source.js';
@@ -62,24 +63,18 @@ export async function selectClusterSources(deps: SelectDeps): Promise<ClusterSou
   const backoff = deps.backoff ? { backoff: deps.backoff } : {};
 
   if (config.serviceCidrs.length > 0) {
-    const parsed = ServiceRanges.parse(config.serviceCidrs);
-    if (!parsed.ok) throw new Error(parsed.error); // config.ts validated these already
-    for (const r of parsed.ranges.all) metrics.serviceRanges.set({ cidr: r.cidr, terminating: 'false' }, 1);
-    log.info(
-      { source: 'flag', ranges: parsed.ranges.key() },
-      'service ranges from --service-cidr; no ServiceCIDR watch',
-    );
-    if (config.checkAllocatedIps !== true) return staticSources(parsed.ranges, 'flag --service-cidr');
+    const flagged = flagRanges(config.serviceCidrs, log, registry);
+    if (config.checkAllocatedIps !== true) return staticSources(flagged, FLAG_SOURCE);
     // Explicitly asked for: the IPAddress check can still use the cluster.
     const loaded = tryLoad(kubeconfigOptions, log);
     if (!loaded) {
       log.warn(
         '--check-allocated-ips: no usable Kubernetes credentials; the ClusterAddressAllocated rule is skipped',
       );
-      return staticSources(parsed.ranges, 'flag --service-cidr');
+      return staticSources(flagged, FLAG_SOURCE);
     }
     const ips = startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...backoff });
-    const base = staticRangeSource(parsed.ranges, 'flag --service-cidr');
+    const base = staticRangeSource(flagged, FLAG_SOURCE);
     const ranges: RangeSource = {
       ...base,
       describe: () => ({ ...base.describe(), allocatedIPs: ips.health() }),
