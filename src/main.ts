@@ -3,7 +3,6 @@
  * Nothing here decides anything about Gateways.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
@@ -42,15 +41,13 @@ export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Log
 async function devCertificates(certDir: string, logger: Logger): Promise<TlsFiles> {
   const files = { certFile: join(certDir, 'tls.crt'), keyFile: join(certDir, 'tls.key') };
   if (existsSync(files.certFile) && existsSync(files.keyFile)) return files;
-  await mkdir(certDir, { recursive: true });
   const { generateCertificates } = await import('./certs/generate.js');
+  const { writeCertificateFiles } = await import('./certs/write.js');
   const generated = await generateCertificates({
     service: 'gateway-routability-webhook',
     namespace: 'default',
   });
-  await writeFile(join(certDir, 'ca.crt'), generated.caCert);
-  await writeFile(files.certFile, generated.cert);
-  await writeFile(files.keyFile, generated.key, { mode: 0o600 });
+  await writeCertificateFiles(certDir, generated, { caKey: false });
   logger.info(
     { certDir, sans: [...generated.dnsNames, ...generated.ipAddresses] },
     'generated dev certificates',

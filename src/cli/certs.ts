@@ -1,8 +1,8 @@
 /** `routability-webhook certs`: a CA and a serving certificate, written into a folder. */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { generateCertificates } from '../certs/generate.js';
+import { writeCertificateFiles } from '../certs/write.js';
 import { CERTS_FLAGS, helpText, parseFlags } from '../config.js';
 import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from './io.js';
 
@@ -41,12 +41,8 @@ export async function runCerts(argv: readonly string[], io: CommandIO): Promise<
     extraNames: (f['extra-san'] as string[] | undefined) ?? [],
     days: f['days'] as number,
   });
-  await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, 'ca.crt'), generated.caCert);
-  await writeFile(join(outDir, 'ca.key'), generated.caKey, { mode: 0o600 });
-  await writeFile(join(outDir, 'tls.crt'), generated.cert);
-  await writeFile(join(outDir, 'tls.key'), generated.key, { mode: 0o600 });
-  writeLine(io.stdout, `wrote ${names.map((n) => join(outDir, n)).join(', ')}`);
+  const written = await writeCertificateFiles(outDir, generated, { caKey: true });
+  writeLine(io.stdout, `wrote ${written.join(', ')}`);
   writeLine(io.stdout, `SANs: ${[...generated.dnsNames, ...generated.ipAddresses].join(', ')}`);
   return EXIT_OK;
 }
