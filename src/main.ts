@@ -31,10 +31,11 @@ export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Log
       ...options,
       transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } },
     });
-  // Synchronous stdout on purpose: an async destination (sonic-boom, sync: false)
-  // measured no CPU gain per review here (docs/benchmarks.md), and with it the
-  // review's log line could trail its answer. See docs/reliability.md on log pipes.
-  return pino(options);
+  // Synchronous writes on the main thread, on purpose. pino's default destination
+  // hands each line to libuv's thread pool (a pool-thread write plus an eventfd
+  // wake-up per review); batching (minLength) held start-up lines back and gained
+  // nothing measurable (docs/benchmarks.md). Sync, a line never trails its answer.
+  return pino(options, pino.destination({ dest: 1, sync: true }));
 }
 
 /** `serve --dev`: use the folder's certificates, generating them once when missing. */
