@@ -105,9 +105,10 @@ export function parseIP(text: string): ParsedIP | undefined {
       canonical: `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`,
     };
   }
-  let bits = 0n;
-  for (const g of groups) bits = (bits << 16n) | BigInt(g);
-  return { family: 'IPv6', bits, canonical: formatIPv6(groups) };
+  // One BigInt parse of 32 hex digits is cheaper than eight shifts of BigInts.
+  let hex = '0x';
+  for (const g of groups) hex += g.toString(16).padStart(4, '0');
+  return { family: 'IPv6', bits: BigInt(hex), canonical: formatIPv6(groups) };
 }
 
 /** RFC 1918 and RFC 4193 space, the usual home of service ranges: never globally routable. */

@@ -74,13 +74,17 @@ export function entryKey(entry: AddressEntry): string {
 }
 
 /** The syntax rule: a string matching the pattern, at most 253 characters. */
-export function checkRoutabilitySyntax(value: unknown, field: FieldPath): Finding | undefined {
+export function checkRoutabilitySyntax(
+  value: unknown,
+  field: FieldPath | (() => FieldPath),
+): Finding | undefined {
+  const at = () => (typeof field === 'function' ? field() : field);
   if (typeof value !== 'string')
-    return finding('RoutabilityUnsupported', field, { value, reason: 'notString' });
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'notString' });
   if (value.length > ROUTABILITY_MAX_LENGTH)
-    return finding('RoutabilityUnsupported', field, { value, reason: 'tooLong' });
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'tooLong' });
   if (!ROUTABILITY_RE.test(value))
-    return finding('RoutabilityUnsupported', field, { value, reason: 'syntax' });
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax' });
   return undefined;
 }
 
@@ -130,11 +134,12 @@ export function checkAddressScope(
   options: { requesting: boolean; unset: boolean; gateway?: { namespace: string; name: string } },
 ): Finding[] {
   const out: Finding[] = [];
-  const valueField = entry.field.child('value');
+  // Built only for a finding: most addresses have none.
+  const valueField = () => entry.field.child('value');
   if (entry.type === 'Hostname' && typeof entry.value === 'string') {
     if (routability === 'External' && isClusterDomainHostname(entry.value, ctx.clusterDomain)) {
       out.push(
-        finding('ExternalHostnameInClusterDomain', valueField, {
+        finding('ExternalHostnameInClusterDomain', valueField(), {
           value: entry.value,
           suffix: clusterServiceSuffix(ctx.clusterDomain),
           unset: options.unset,
@@ -152,7 +157,7 @@ export function checkAddressScope(
   if (routability === 'External') {
     if (containing.length > 0) {
       out.push(
-        finding('ExternalAddressInsideServiceRange', valueField, {
+        finding('ExternalAddressInsideServiceRange', valueField(), {
           value,
           cidr: containing[0]!.cidr,
           unset: options.unset,
@@ -166,7 +171,7 @@ export function checkAddressScope(
   if (usable.length === 0) {
     const terminating = containing.filter((r) => r.terminating).map((r) => r.cidr);
     out.push(
-      finding('ClusterAddressOutsideServiceRange', valueField, {
+      finding('ClusterAddressOutsideServiceRange', valueField(), {
         value,
         ranges: ctx.ranges.describe((r) => !options.requesting || !r.terminating),
         ...(ctx.ranges.hasFamily(ip.family, !options.requesting) ? {} : { missingFamily: ip.family }),
@@ -181,17 +186,17 @@ export function checkAddressScope(
     if (reserved.every((x) => x.kind !== undefined)) {
       const first = reserved[0]!;
       out.push(
-        finding('ClusterAddressReserved', valueField, { value, kind: first.kind!, cidr: first.r.cidr }),
+        finding('ClusterAddressReserved', valueField(), { value, kind: first.kind!, cidr: first.r.cidr }),
       );
       return out;
     }
     const holder = ctx.allocatedIPs?.holderOf(ip.canonical);
     if (holder && !isGatewayItself(holder, options.gateway)) {
-      out.push(finding('ClusterAddressAllocated', valueField, { value, holder: describeHolder(holder) }));
+      out.push(finding('ClusterAddressAllocated', valueField(), { value, holder: describeHolder(holder) }));
       return out;
     }
   }
-  if (isGloballyRoutable(ip)) out.push(finding('ClusterAddressGloballyRoutable', valueField, { value }));
+  if (isGloballyRoutable(ip)) out.push(finding('ClusterAddressGloballyRoutable', valueField(), { value }));
   return out;
 }
 

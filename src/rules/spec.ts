@@ -12,7 +12,7 @@ export function checkSpecAddress(
 ): Finding[] {
   // An entry without routability lets the implementation pick any scope.
   if (entry.routability === undefined) return [];
-  const routabilityField = entry.field.child('routability');
+  const routabilityField = () => entry.field.child('routability');
   const syntax = checkRoutabilitySyntax(entry.routability, routabilityField);
   if (syntax) return [syntax];
   const routability = entry.routability as string;
@@ -20,7 +20,7 @@ export function checkSpecAddress(
     // Domain-prefixed values are opaque; only the optional allow-list applies.
     if (ctx.allowedRoutability && !ctx.allowedRoutability.has(routability)) {
       return [
-        finding('RoutabilityNotAllowed', routabilityField, {
+        finding('RoutabilityNotAllowed', routabilityField(), {
           value: routability,
           allowed: [...ctx.allowedRoutability].sort(),
         }),

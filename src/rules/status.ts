@@ -39,7 +39,7 @@ export function indexSpecRequests(spec: readonly AddressEntry[]): SpecRequests {
 
 export function checkStatusAddress(entry: AddressEntry, ctx: RuleContext, requests: SpecRequests): Finding[] {
   const unset = entry.routability === undefined;
-  const routabilityField = entry.field.child('routability');
+  const routabilityField = () => entry.field.child('routability');
   if (!unset) {
     const syntax = checkRoutabilitySyntax(entry.routability, routabilityField);
     if (syntax) return [syntax];
@@ -54,7 +54,7 @@ export function checkStatusAddress(entry: AddressEntry, ctx: RuleContext, reques
   const requestedForValue = identity ? requests.byValue.get(identity) : undefined;
   if (requestedForValue && requestedForValue.routability !== routability) {
     out.push(
-      finding('RoutabilityMismatch', routabilityField, {
+      finding('RoutabilityMismatch', routabilityField(), {
         routability,
         unset,
         requestedBy: requestedForValue.field.toString(),
@@ -63,7 +63,7 @@ export function checkStatusAddress(entry: AddressEntry, ctx: RuleContext, reques
     );
   } else if (!requestedForValue && requests.onlyScopes && !requests.onlyScopes.has(routability)) {
     out.push(
-      finding('RoutabilityMismatch', routabilityField, {
+      finding('RoutabilityMismatch', routabilityField(), {
         routability,
         unset,
         requested: [...requests.onlyScopes],
