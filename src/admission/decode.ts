@@ -1,5 +1,6 @@
 /** Decodes an AdmissionReview envelope; knows nothing of Gateways. */
 import { Ajv, type ValidateFunction } from 'ajv';
+import { asRecord, own } from '../rules/types.js';
 import type { AdmissionRequest, AdmissionVersion } from './review.js';
 import { ADMISSION_VERSIONS } from './review.js';
 
@@ -67,14 +68,8 @@ export function createReviewDecoder(): ReviewDecoder {
   };
 }
 
+/** The uid of an undecodable review, when it has one, for the log line. */
 function uidOf(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const request = Object.prototype.hasOwnProperty.call(body, 'request')
-    ? (body as { request: unknown }).request
-    : undefined;
-  if (typeof request !== 'object' || request === null) return undefined;
-  const uid = Object.prototype.hasOwnProperty.call(request, 'uid')
-    ? (request as { uid: unknown }).uid
-    : undefined;
+  const uid = own(asRecord(own(asRecord(body), 'request')), 'uid');
   return typeof uid === 'string' ? uid.slice(0, 128) : undefined;
 }

@@ -2,6 +2,7 @@
  * The result of a check, independent of how it is printed: every output
  * format renders this one model, so they cannot disagree on what was found.
  */
+import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../cli/io.js';
 import type { Position } from './source.js';
 
 /** `violation`: fails the check (exit 1). `warning`: reported, never fails. */
@@ -82,7 +83,7 @@ export interface Summary {
   readonly skipped: number;
   readonly empty: number;
   readonly inputErrors: number;
-  readonly exitCode: 0 | 1 | 2;
+  readonly exitCode: typeof EXIT_OK | typeof EXIT_VIOLATIONS | typeof EXIT_USAGE;
 }
 
 export function summarize(report: CheckReport): Summary {
@@ -105,7 +106,7 @@ export function summarize(report: CheckReport): Summary {
         else warnings++;
       }
   }
-  const exitCode = inputErrors > 0 ? 2 : violations > 0 ? 1 : 0;
+  const exitCode = inputErrors > 0 ? EXIT_USAGE : violations > 0 ? EXIT_VIOLATIONS : EXIT_OK;
   return { files, gateways, violations, warnings, skipped, empty, inputErrors, exitCode };
 }
 

@@ -8,9 +8,9 @@ export interface CommandIO {
 }
 
 /** Exit codes shared by every command. */
-export const EXIT_OK = 0;
-export const EXIT_VIOLATIONS = 1;
-export const EXIT_USAGE = 2;
+export const EXIT_OK = 0 as const;
+export const EXIT_VIOLATIONS = 1 as const;
+export const EXIT_USAGE = 2 as const;
 
 export async function readAll(stream: NodeJS.ReadableStream, limit = 64 * 1024 * 1024): Promise<Buffer> {
   const chunks: Buffer[] = [];
