@@ -218,4 +218,5 @@ export { FieldPath } from './field-path.js';
 export { ServiceRanges, parseCidr, type ServiceRange, type ServiceCidrInput } from './networks.js';
 export { CATALOGUE, RULE_CODES, type RuleCode } from './messages.js';
 export { ROUTABILITY_PATTERN, ROUTABILITY_MAX_LENGTH } from './routability.js';
+export { GEP_REVISIONS, type GepRevision, type GepRevisionSetting } from './revision.js';
 export type { Finding, GatewayRequest, RuleContext, Policy, AllocatedIPs, IPAddressHolder } from './types.js';
