@@ -20,6 +20,7 @@ interface Params {
   };
   ClusterAddressReserved: { value: string; kind: 'network' | 'broadcast'; cidr: string };
   ClusterAddressAllocated: { value: string; holder: string };
+  ClusterAddressAllocationUnchecked: { value: string; reason: string };
   ExternalAddressInsideServiceRange: { value: string; cidr: string; unset: boolean };
   ExternalHostnameInClusterDomain: { value: string; suffix: string; unset: boolean };
   RoutabilityMismatch: {
@@ -183,6 +184,17 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     example: {
       field: 'spec.addresses[0].value',
       params: { value: '10.96.0.10', holder: 'services/kube-system/kube-dns' },
+    },
+  },
+  ClusterAddressAllocationUnchecked: {
+    severity: 'warning',
+    lists: ['spec'],
+    message: (field, p) =>
+      `${field}: Invalid value: ${quote(p.value)}: allowed without checking whether another object holds it (${p.reason.slice(0, 80)})`,
+    warning: (field, p) => `${field}: allocation of ${short(p.value)} not checked (${p.reason.slice(0, 50)})`,
+    example: {
+      field: 'spec.addresses[0].value',
+      params: { value: '10.96.0.10', reason: 'no answer from the API server within 1 s' },
     },
   },
   ExternalAddressInsideServiceRange: {

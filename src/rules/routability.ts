@@ -195,6 +195,9 @@ export function checkAddressScope(
       out.push(finding('ClusterAddressAllocated', valueField(), { value, holder: describeHolder(holder) }));
       return out;
     }
+    const unchecked = holder ? undefined : ctx.allocatedIPs?.uncheckedReason?.(ip.canonical);
+    if (unchecked !== undefined)
+      out.push(finding('ClusterAddressAllocationUnchecked', valueField(), { value, reason: unchecked }));
   }
   if (isGloballyRoutable(ip)) out.push(finding('ClusterAddressGloballyRoutable', valueField(), { value }));
   return out;

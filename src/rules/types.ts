@@ -15,6 +15,12 @@ export interface IPAddressHolder {
 /** Looks up the holder of a canonical IP; undefined when nothing holds it. */
 export interface AllocatedIPs {
   holderOf(canonicalIP: string): IPAddressHolder | undefined;
+  /**
+   * Why the holder of this IP could not be learnt (the lookup failed), in a
+   * few words; undefined when holderOf's answer is known. The rule then
+   * allows the entry with a ClusterAddressAllocationUnchecked warning.
+   */
+  uncheckedReason?(canonicalIP: string): string | undefined;
 }
 
 /** Everything the rules depend on besides the request: no I/O behind any of it. */

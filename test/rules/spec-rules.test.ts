@@ -381,6 +381,37 @@ describe('ClusterAddressAllocated', () => {
   });
 });
 
+describe('ClusterAddressAllocationUnchecked', () => {
+  const unknown = {
+    holderOf: () => undefined,
+    uncheckedReason: (ip: string) => (ip === '10.96.0.10' ? 'HTTP 403 from the API server' : undefined),
+  };
+  it('allows with a warning naming the reason when the holder could not be learnt', () => {
+    const result = validateGateway(
+      create(baseGateway({ spec: [{ value: '10.96.0.10', routability: 'Cluster' }] })),
+      context({ allocatedIPs: unknown }),
+    );
+    expect(result.allowed).toBe(true);
+    expect(codes(result.notices)).toEqual(['ClusterAddressAllocationUnchecked@spec.addresses[0].value']);
+    expect(result.warnings).toEqual([
+      'spec.addresses[0].value: allocation of "10.96.0.10" not checked (HTTP 403 from the API server)',
+    ]);
+  });
+  it('says nothing for a known-free address, or one another rule already denies', () => {
+    const free = validateGateway(
+      create(baseGateway({ spec: [{ value: '10.96.0.11', routability: 'Cluster' }] })),
+      context({ allocatedIPs: unknown }),
+    );
+    expect(free.warnings).toEqual([]);
+    const outside = validateGateway(
+      create(baseGateway({ spec: [{ value: '192.0.2.10', routability: 'Cluster' }] })),
+      context({ allocatedIPs: { holderOf: () => undefined, uncheckedReason: () => 'down' } }),
+    );
+    expect(codes(outside.notices)).toEqual([]);
+    expect(codes(outside.violations)).toEqual(['ClusterAddressOutsideServiceRange@spec.addresses[0].value']);
+  });
+});
+
 describe('report size', () => {
   it('caps the message and audit annotation at 32 violations for hostile objects', () => {
     const spec = Array.from({ length: 100 }, () => ({ value: '10.0.0.5', routability: 'Cluster' }));
