@@ -1,7 +1,10 @@
 /**
  * `routability-webhook crd-patch`: prints the RFC 6902 patch that adds
- * `routability` to the Gateway CRD; `--apply FILE` prints a CRD patched;
- * `--patch-cluster` patches the live CRD (the Helm chart's hook Job).
+ * `routability` to the Gateway CRD, in the schema of one GEP-5093 revision
+ * (`--gep-revision`); `--apply FILE` prints a CRD patched; `--patch-cluster`
+ * patches the live CRD (the Helm chart's hook Job). A CRD that already
+ * declares routability is never changed: the command says which revision it
+ * carries.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -11,14 +14,25 @@ import {
   GATEWAY_CRD_NAME,
   GATEWAY_CRD_VERSIONS,
   gatewayCrdProblems,
-  hasRoutability,
   patchGatewayCrd,
   routabilityPatch,
 } from '../crd/patch.js';
+import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
+import type { GepRevision } from '../rules/revision.js';
 import type { CommandIO } from './io.js';
 import { EXIT_OK, EXIT_USAGE, readAll, writeLine } from './io.js';
 
 export const CRD_PATCH_FLAGS = {
+  'gep-revision': {
+    kind: 'string',
+    choices: ['provisional', 'experimental'],
+    default: 'provisional',
+    // Command line only: a serve setting such as ROUTABILITY_WEBHOOK_GEP_REVISION=auto must never
+    // decide which schema is written into a CRD.
+    noEnv: true,
+    description:
+      'Which schema to add: provisional (this project\'s pattern: External, Cluster, prefixed) or experimental (upstream\'s: "", Cluster, prefixed; CEL rule).',
+  },
   apply: {
     kind: 'string',
     noEnv: true,
@@ -38,10 +52,12 @@ export const CRD_PATCH_FLAGS = {
 
 export function crdPatchUsage(): string {
   return [
-    'Usage: routability-webhook crd-patch [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
+    'Usage: routability-webhook crd-patch [--gep-revision provisional|experimental] [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
     '',
-    `Adds the GEP-5093 routability field (type string, maxLength 253, the routability pattern) to`,
-    `spec.addresses[] and status.addresses[] of every served version (v1, v1beta1) of ${GATEWAY_CRD_NAME}.`,
+    `Adds the GEP-5093 routability field to spec.addresses[] and status.addresses[] of every served`,
+    `version (v1, v1beta1) of ${GATEWAY_CRD_NAME}: type string, maxLength 253, and either the`,
+    `provisional pattern (default) or upstream's experimental CEL rule (--gep-revision experimental).`,
+    'A CRD that already declares routability is left unchanged; the command says which revision it carries.',
     '',
     'With no flag, prints the RFC 6902 JSON patch:',
     '  routability-webhook crd-patch > patch.json',
@@ -50,7 +66,10 @@ export function crdPatchUsage(): string {
     'Flags:',
     ...Object.entries(CRD_PATCH_FLAGS).map(([name, def]) => {
       const short = 'short' in def ? `-${def.short}, ` : '';
-      const arg = def.kind === 'string' ? ` ${name === 'apply' ? 'FILE' : 'PATH'}` : '';
+      const arg =
+        def.kind === 'string'
+          ? ` ${name === 'apply' ? 'FILE' : name === 'gep-revision' ? 'REV' : 'PATH'}`
+          : '';
       return `  ${`${short}--${name}${arg}`.padEnd(24)} ${def.description}`;
     }),
     '',
@@ -87,12 +106,13 @@ export async function runCrdPatch(argv: readonly string[], io: CommandIO): Promi
   }
   const apply = flags['apply'] as string | undefined;
   const patchCluster = flags['patch-cluster'] === true;
+  const revision = flags['gep-revision'] as GepRevision;
   if (apply !== undefined && patchCluster) return fail(io, '--apply and --patch-cluster cannot be combined');
 
-  if (patchCluster) return patchLiveCrd(io, flags['kubeconfig'] as string | undefined);
+  if (patchCluster) return patchLiveCrd(io, flags['kubeconfig'] as string | undefined, revision);
 
   if (apply === undefined) {
-    writeLine(io.stdout, JSON.stringify(routabilityPatch(), null, 2));
+    writeLine(io.stdout, JSON.stringify(routabilityPatch(revision), null, 2));
     return EXIT_OK;
   }
 
@@ -102,18 +122,26 @@ export async function runCrdPatch(argv: readonly string[], io: CommandIO): Promi
   } catch (err) {
     return fail(io, (err as Error).message);
   }
-  const result = patchGatewayCrd(crd);
-  if (!result.ok) return fail(io, `${apply === '-' ? 'stdin' : apply}: ${result.problems.join('; ')}`);
+  const source = apply === '-' ? 'stdin' : apply;
+  const result = patchGatewayCrd(crd, revision);
+  if (!result.ok) return fail(io, `${source}: ${result.problems.join('; ')}`);
   io.stdout.write(YAML.stringify(result.crd, { lineWidth: 0 }));
+  // stdout stays the CRD alone (it is piped to kubectl); a CRD left as it was is said on stderr.
+  if (!result.changed) writeLine(io.stderr, `${source}: ${foundRevisionNote(result.found, revision)}`);
   return EXIT_OK;
 }
 
-async function patchLiveCrd(io: CommandIO, kubeconfig: string | undefined): Promise<number> {
+async function patchLiveCrd(
+  io: CommandIO,
+  kubeconfig: string | undefined,
+  revision: GepRevision,
+): Promise<number> {
   // Loaded only here, so printing a patch never pays for the Kubernetes client.
-  const [{ ApiextensionsV1Api }, { loadKubeconfig }, { describeKubeError }] = await Promise.all([
+  const [{ ApiextensionsV1Api }, { loadKubeconfig }, { describeKubeError }, { getJson }] = await Promise.all([
     import('@kubernetes/client-node'),
     import('../cluster/kubeconfig.js'),
     import('../cluster/errors.js'),
+    import('../cluster/raw-get.js'),
   ]);
   let loaded;
   try {
@@ -122,34 +150,39 @@ async function patchLiveCrd(io: CommandIO, kubeconfig: string | undefined): Prom
     return fail(io, `--patch-cluster: ${(err as Error).message}`);
   }
   const api = loaded.kc.makeApiClient(ApiextensionsV1Api);
-  let live: unknown;
+  let plain: unknown;
   try {
-    live = await api.readCustomResourceDefinition({ name: GATEWAY_CRD_NAME });
+    // The wire form: typed models rename x-kubernetes-validations, which the revision is read from.
+    plain = await getJson(
+      loaded.kc,
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GATEWAY_CRD_NAME}`,
+      {},
+      15_000,
+    );
   } catch (err) {
     return fail(io, `cannot read crd/${GATEWAY_CRD_NAME} from ${loaded.server}: ${describeKubeError(err)}`);
   }
-  // Typed models carry undefined members; compare and check on plain JSON.
-  const plain = JSON.parse(JSON.stringify(live)) as unknown;
   const problems = gatewayCrdProblems(plain);
   if (problems.length > 0)
     return fail(io, `crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${problems.join('; ')}`);
   const where = `spec.addresses and status.addresses of ${GATEWAY_CRD_VERSIONS.join(', ')}`;
-  if (hasRoutability(plain)) {
-    writeLine(
-      io.stdout,
-      `crd/${GATEWAY_CRD_NAME} already has routability in ${where}: unchanged (${loaded.server})`,
-    );
+  const found = revisionOfGatewayCrd(plain);
+  if (found.kind !== 'field-missing') {
+    writeLine(io.stdout, `crd/${GATEWAY_CRD_NAME} ${foundRevisionNote(found, revision)} (${loaded.server})`);
     return EXIT_OK;
   }
   try {
     await api.patchCustomResourceDefinition({
       name: GATEWAY_CRD_NAME,
-      body: routabilityPatch(),
+      body: routabilityPatch(revision),
       fieldManager: 'routability-webhook',
     });
   } catch (err) {
     return fail(io, `cannot patch crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${describeKubeError(err)}`);
   }
-  writeLine(io.stdout, `crd/${GATEWAY_CRD_NAME} patched: added routability to ${where} (${loaded.server})`);
+  writeLine(
+    io.stdout,
+    `crd/${GATEWAY_CRD_NAME} patched: added routability to ${where}, ${revision} revision (${loaded.server})`,
+  );
   return EXIT_OK;
 }

@@ -82,9 +82,10 @@ function makeStoppableInformer<T extends KubernetesObject>(
   kc: KubeConfig,
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
+  fieldSelector?: string,
 ): { informer: Informer<T> & ObjectCache<T>; stop: () => void } {
   const watch = new StoppableWatch(kc);
-  const informer = new ListWatch<T>(path, watch, list, false);
+  const informer = new ListWatch<T>(path, watch, list, false, undefined, fieldSelector);
   return {
     informer,
     stop: () => {
@@ -104,6 +105,11 @@ export interface ResourceWatchOptions<T extends KubernetesObject> {
   /** Versions to try, preferred first. */
   readonly versions: readonly string[];
   readonly list: (version: string) => Promise<KubernetesListObject<T>>;
+  /**
+   * Sent with every watch (e.g. `metadata.name=X`, which RBAC needs to authorise
+   * list and watch limited by resourceNames); `list` must apply the same one.
+   */
+  readonly fieldSelector?: string;
   /** Called (coalesced, after the informer's cache is updated) on every change and every (re)list. */
   readonly onChange: () => void;
   /** Called once each time every version answered 404. */
@@ -198,21 +204,26 @@ export function startResourceWatch<T extends KubernetesObject>(
     const version = opts.versions[versionIndex]!;
     const path = `/apis/${opts.group}/${version}/${opts.resource}`;
     const live = (): boolean => gen === generation && state !== 'stopped';
-    const made = makeStoppableInformer<T>(opts.kc, path, async () => {
-      const list = await withTimeout(opts.list(version), backoff.listTimeoutMs, `list ${path}`);
-      // Stopped meanwhile: fail, so the informer does not go on to open a watch.
-      if (!live()) throw new Error(`${path}: informer stopped`);
-      // The informer applies this list right after it resolves; the cache is complete by the emit.
-      const wasRestarting = state === 'restarting' || data === undefined;
-      data = { informer: made.informer, version };
-      state = 'synced';
-      lastError = undefined;
-      markSynced();
-      scheduleEmit();
-      if (wasRestarting)
-        log.info({ apiVersion: `${opts.group}/${version}`, objects: list.items.length }, 'watch synced');
-      return list;
-    });
+    const made = makeStoppableInformer<T>(
+      opts.kc,
+      path,
+      async () => {
+        const list = await withTimeout(opts.list(version), backoff.listTimeoutMs, `list ${path}`);
+        // Stopped meanwhile: fail, so the informer does not go on to open a watch.
+        if (!live()) throw new Error(`${path}: informer stopped`);
+        // The informer applies this list right after it resolves; the cache is complete by the emit.
+        const wasRestarting = state === 'restarting' || data === undefined;
+        data = { informer: made.informer, version };
+        state = 'synced';
+        lastError = undefined;
+        markSynced();
+        scheduleEmit();
+        if (wasRestarting)
+          log.info({ apiVersion: `${opts.group}/${version}`, objects: list.items.length }, 'watch synced');
+        return list;
+      },
+      opts.fieldSelector,
+    );
     const changed = (): void => {
       if (!live()) return;
       markSynced();

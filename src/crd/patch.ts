@@ -8,35 +8,30 @@
  * if the CRD's layout ever changes. Annotations are never touched (Gateway
  * API's safe-upgrades policy looks at the bundle-version annotation).
  */
-import { ROUTABILITY_MAX_LENGTH, ROUTABILITY_PATTERN } from '../rules/routability.js';
+import type { GepRevision } from '../rules/revision.js';
+import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
+import {
+  provisionalRoutabilitySchema,
+  routabilitySchemaFor,
+  type ExperimentalRoutabilitySchema,
+  type ProvisionalRoutabilitySchema,
+} from './schemas.js';
+
+export { ADDRESS_LISTS } from './revision.js';
 
 export const GATEWAY_CRD_NAME = 'gateways.gateway.networking.k8s.io';
 /** The served versions, at the indices the upstream CRD has them. */
 export const GATEWAY_CRD_VERSIONS = ['v1', 'v1beta1'] as const;
-export const ADDRESS_LISTS = ['spec', 'status'] as const;
 
 export type JsonPatchOp =
   | { readonly op: 'test'; readonly path: string; readonly value: unknown }
   | { readonly op: 'add'; readonly path: string; readonly value: unknown };
 
-export interface RoutabilitySchema {
-  readonly description: string;
-  readonly type: 'string';
-  readonly maxLength: number;
-  readonly pattern: string;
-}
+export type RoutabilitySchema = ProvisionalRoutabilitySchema | ExperimentalRoutabilitySchema;
 
-export function routabilitySchema(): RoutabilitySchema {
-  return {
-    description:
-      'Routability is the reachability scope of the address (GEP-5093). "External": reachable from ' +
-      'anywhere, never from the cluster service IP range; unset in status means External. "Cluster": ' +
-      'reachable from inside the cluster at least; an address from the service IP range. A ' +
-      'domain-prefixed value (e.g. example.com/CorpWan) is implementation-specific.',
-    type: 'string',
-    maxLength: ROUTABILITY_MAX_LENGTH,
-    pattern: ROUTABILITY_PATTERN,
-  };
+/** The provisional (seed) schema; kept under this name for existing callers. */
+export function routabilitySchema(): ProvisionalRoutabilitySchema {
+  return provisionalRoutabilitySchema();
 }
 
 /** JSON pointer of the routability property of one address list in one version. */
@@ -44,8 +39,11 @@ export function routabilityPointer(versionIndex: number, list: (typeof ADDRESS_L
   return `/spec/versions/${versionIndex}/schema/openAPIV3Schema/properties/${list}/properties/addresses/items/properties/routability`;
 }
 
-/** The patch: two guards, then four adds (`add` replaces an existing member, so it is idempotent). */
-export function routabilityPatch(): JsonPatchOp[] {
+/**
+ * The patch for one revision: two guards, then four adds (`add` replaces an
+ * existing member, so it is idempotent).
+ */
+export function routabilityPatch(revision: GepRevision = 'provisional'): JsonPatchOp[] {
   const ops: JsonPatchOp[] = GATEWAY_CRD_VERSIONS.map((name, i) => ({
     op: 'test' as const,
     path: `/spec/versions/${i}/name`,
@@ -53,7 +51,7 @@ export function routabilityPatch(): JsonPatchOp[] {
   }));
   GATEWAY_CRD_VERSIONS.forEach((_, i) => {
     for (const list of ADDRESS_LISTS)
-      ops.push({ op: 'add', path: routabilityPointer(i, list), value: routabilitySchema() });
+      ops.push({ op: 'add', path: routabilityPointer(i, list), value: routabilitySchemaFor(revision) });
   });
   return ops;
 }
@@ -126,30 +124,9 @@ export function gatewayCrdProblems(doc: unknown): string[] {
   return problems;
 }
 
-/** True when all four places already carry exactly this patch's schema. */
+/** True when any served version declares routability in spec or status addresses. */
 export function hasRoutability(doc: unknown): boolean {
-  const want = JSON.stringify(routabilitySchema());
-  return GATEWAY_CRD_VERSIONS.every((_, i) =>
-    ADDRESS_LISTS.every((list) => {
-      const path = routabilityPointer(i, list).split('/').slice(1);
-      const node = at(
-        doc,
-        path.map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
-      );
-      return (
-        isObject(node) &&
-        JSON.stringify(sortKeys(node)) === JSON.stringify(sortKeys(JSON.parse(want) as Json))
-      );
-    }),
-  );
-}
-
-function sortKeys(value: Json): Json {
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, value[k]]),
-  );
+  return revisionOfGatewayCrd(doc).kind !== 'field-missing';
 }
 
 export class JsonPatchError extends Error {}
@@ -188,16 +165,30 @@ export function applyJsonPatch<T>(doc: T, ops: readonly JsonPatchOp[]): T {
 }
 
 export type PatchResult =
-  | { readonly ok: true; readonly crd: Json; readonly changed: boolean }
+  | {
+      readonly ok: true;
+      readonly crd: Json;
+      /** False when the CRD already carried routability: it is then returned as it was. */
+      readonly changed: boolean;
+      /** What the CRD carried before: the revision found, or field-missing when it was patched. */
+      readonly found: CrdRevision;
+    }
   | { readonly ok: false; readonly problems: readonly string[] };
 
-/** Checks the layout, then patches a copy. Re-applying to a patched CRD changes nothing. */
-export function patchGatewayCrd(doc: unknown): PatchResult {
+/**
+ * Checks the layout, then patches a copy with the revision's schema. A CRD
+ * that already declares routability anywhere is left exactly as it is (a
+ * patch never replaces one revision's schema by the other's): `found` says
+ * which revision it carries.
+ */
+export function patchGatewayCrd(doc: unknown, revision: GepRevision = 'provisional'): PatchResult {
   const problems = gatewayCrdProblems(doc);
   if (problems.length > 0) return { ok: false, problems };
-  const changed = !hasRoutability(doc);
+  const found = revisionOfGatewayCrd(doc);
+  if (found.kind !== 'field-missing')
+    return { ok: true, crd: structuredClone(doc as Json), changed: false, found };
   try {
-    return { ok: true, crd: applyJsonPatch(doc as Json, routabilityPatch()), changed };
+    return { ok: true, crd: applyJsonPatch(doc as Json, routabilityPatch(revision)), changed: true, found };
   } catch (err) {
     return { ok: false, problems: [(err as Error).message] };
   }

@@ -2,8 +2,11 @@
  * A small fake Kubernetes API server for tests: real HTTP on a free port, a
  * real kubeconfig file pointing at it, list and watch (`?watch=true`,
  * newline-delimited JSON events with resourceVersions) for cluster-scoped
- * networking.k8s.io resources, and CRD get/patch. It can answer 404 for a
- * version, fail lists, drop or end watches, and answer 410 Gone.
+ * networking.k8s.io resources, and the CustomResourceDefinitions of
+ * apiextensions.k8s.io/v1 (get and JSON patch by name; list and watch, with
+ * a `metadata.name` field selector as a client limited by RBAC resourceNames
+ * sends). It can answer 404 for a version, fail lists, refuse a resource with
+ * 403, drop or end watches, and answer 410 Gone.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -17,6 +20,17 @@ interface Watcher {
   resource: string;
   version: string;
   res: ServerResponse;
+  /** From `fieldSelector=metadata.name=NAME`: only that object's events. */
+  name: string | undefined;
+}
+
+const CRDS = 'customresourcedefinitions';
+
+/** `metadata.name=X` (or `metadata.name==X`) → X; any other selector is refused like an apiserver would. */
+function nameSelector(selector: string | undefined): { ok: true; name?: string } | { ok: false } {
+  if (selector === undefined || selector === '') return { ok: true };
+  const m = /^metadata\.name==?([^,]+)$/.exec(selector);
+  return m ? { ok: true, name: m[1]! } : { ok: false };
 }
 
 interface Resource {
@@ -55,7 +69,21 @@ export class FakeApiServer {
   private readonly watchers = new Set<Watcher>();
   private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<() => void>();
-  readonly crds = new Map<string, Obj>();
+  /** Resources every request of which answers 403 (RBAC denies them). */
+  private readonly forbidden = new Set<string>();
+  /**
+   * The CustomResourceDefinitions by name: a view of the stored objects, so
+   * `crds.set()` is an ADDED/MODIFIED that watchers see.
+   */
+  readonly crds = {
+    get: (name: string): Obj | undefined => this.resource(CRDS).objects.get(name),
+    has: (name: string): boolean => this.resource(CRDS).objects.has(name),
+    set: (name: string, object: Record<string, unknown>): void => {
+      const metadata = (object['metadata'] ?? {}) as Record<string, unknown>;
+      this.put(CRDS, { ...object, metadata: { ...metadata, name } });
+    },
+    delete: (name: string): void => this.remove(CRDS, name),
+  };
 
   private constructor(
     private readonly server: Server,
@@ -100,6 +128,7 @@ export class FakeApiServer {
     server.on('request', (req, res) => fake.handle(req, res));
     fake.define('servicecidrs', 'networking.k8s.io', 'ServiceCIDR', ['v1', 'v1beta1']);
     fake.define('ipaddresses', 'networking.k8s.io', 'IPAddress', ['v1']);
+    fake.define(CRDS, 'apiextensions.k8s.io', 'CustomResourceDefinition', ['v1']);
     return fake;
   }
 
@@ -129,6 +158,13 @@ export class FakeApiServer {
   /** The next `count` lists of the resource answer `status` (default 500). */
   failLists(resource: string, count: number, code = 500): void {
     this.resource(resource).failLists = { count, status: code };
+  }
+
+  /** Every request for the resource answers 403 Forbidden (true), or is served again (false). */
+  forbid(resource: string, on = true): void {
+    this.resource(resource);
+    if (on) this.forbidden.add(resource);
+    else this.forbidden.delete(resource);
   }
 
   /** The next watch answers 410: as an HTTP status, or as an ERROR event then end (what apiservers do). */
@@ -257,8 +293,13 @@ export class FakeApiServer {
 
   private emit(resource: string, type: string, object: Obj, rv: number): void {
     this.history.push({ rv, resource, type, object });
-    for (const w of this.watchers) if (w.resource === resource) this.writeEvent(w, type, object);
+    for (const w of this.watchers)
+      if (w.resource === resource && this.selects(w, object)) this.writeEvent(w, type, object);
     this.notify();
+  }
+
+  private selects(w: Watcher, object: Obj): boolean {
+    return w.name === undefined || object.metadata['name'] === w.name;
   }
 
   private withVersion(resource: string, version: string, object: Obj): Obj {
@@ -294,6 +335,19 @@ export class FakeApiServer {
       const crd = /^\/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/([^/]+)$/.exec(
         url.pathname,
       );
+      const target = crd ? CRDS : /^\/apis\/[^/]+\/[^/]+\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (target !== undefined && this.forbidden.has(target)) {
+        this.send(
+          res,
+          403,
+          status(
+            403,
+            'Forbidden',
+            `${target} is forbidden: User "system:serviceaccount:test:tester" cannot ${query['watch'] === 'true' ? 'watch' : req.method === 'PATCH' ? 'patch' : crd ? 'get' : 'list'} resource "${target}"`,
+          ),
+        );
+        return;
+      }
       if (crd) {
         this.handleCrd(req, res, decodeURIComponent(crd[1]!));
         return;
@@ -305,15 +359,34 @@ export class FakeApiServer {
         return;
       }
       const [, , version, resource] = m as unknown as [string, string, string, string];
+      const selector = nameSelector(query['fieldSelector']);
+      if (!selector.ok) {
+        this.send(
+          res,
+          400,
+          status(
+            400,
+            'BadRequest',
+            `unable to parse requirement: field label not supported: ${query['fieldSelector']}`,
+          ),
+        );
+        return;
+      }
       if (query['watch'] === 'true')
-        this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '');
-      else this.handleList(res, resource, version, r);
+        this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '', selector.name);
+      else this.handleList(res, resource, version, r, selector.name);
     } finally {
       this.notify();
     }
   }
 
-  private handleList(res: ServerResponse, resource: string, version: string, r: Resource): void {
+  private handleList(
+    res: ServerResponse,
+    resource: string,
+    version: string,
+    r: Resource,
+    name: string | undefined,
+  ): void {
     if (r.failLists.count > 0) {
       r.failLists.count--;
       this.send(
@@ -327,7 +400,9 @@ export class FakeApiServer {
       apiVersion: `${r.group}/${version}`,
       kind: `${r.kind}List`,
       metadata: { resourceVersion: String(this.rv) },
-      items: [...r.objects.values()].map((o) => this.withVersion(resource, version, o)),
+      items: [...r.objects.values()]
+        .filter((o) => name === undefined || o.metadata['name'] === name)
+        .map((o) => this.withVersion(resource, version, o)),
     });
   }
 
@@ -337,6 +412,7 @@ export class FakeApiServer {
     version: string,
     r: Resource,
     fromText: string,
+    name: string | undefined,
   ): void {
     const from = Number(fromText || '0');
     const gone = r.goneNextWatch ?? (from > 0 && from < this.compactedBelow ? 'event' : undefined);
@@ -352,9 +428,10 @@ export class FakeApiServer {
       );
       return;
     }
-    const watcher: Watcher = { resource, version, res };
+    const watcher: Watcher = { resource, version, res, name };
     for (const e of this.history)
-      if (e.resource === resource && e.rv > from) this.writeEvent(watcher, e.type, e.object);
+      if (e.resource === resource && e.rv > from && this.selects(watcher, e.object))
+        this.writeEvent(watcher, e.type, e.object);
     res.flushHeaders();
     this.watchers.add(watcher);
     this.watchesOpened.set(resource, (this.watchesOpened.get(resource) ?? 0) + 1);
@@ -375,7 +452,7 @@ export class FakeApiServer {
       return;
     }
     if (req.method === 'GET') {
-      this.send(res, 200, crd);
+      this.send(res, 200, this.withVersion(CRDS, 'v1', crd));
       return;
     }
     if (req.method !== 'PATCH') {
@@ -406,9 +483,17 @@ export class FakeApiServer {
           return;
         }
       }
-      next.metadata = { ...next.metadata, resourceVersion: String(++this.rv) };
-      this.crds.set(name, next);
-      this.send(res, 200, next);
+      // A spec change is a new generation (on objects that carry one); watchers see it as MODIFIED.
+      const generation = next.metadata['generation'];
+      this.put(CRDS, {
+        ...next,
+        metadata: {
+          ...next.metadata,
+          name,
+          ...(typeof generation === 'number' ? { generation: generation + 1 } : {}),
+        },
+      });
+      this.send(res, 200, this.withVersion(CRDS, 'v1', this.crds.get(name)!));
     });
   }
 }

@@ -1,0 +1,195 @@
+/**
+ * The GEP-5093 revision the rules follow: fixed by --gep-revision, or (auto,
+ * with a cluster) read from the cluster's Gateway CRD and followed live.
+ *
+ * The watch reads one object, `customresourcedefinitions/gateways.gateway.
+ * networking.k8s.io` (apiextensions.k8s.io/v1), with list and watch narrowed by
+ * a `metadata.name` field selector: that is what lets RBAC limit the server to
+ * that one resource name. Once the CRD has been read, its last revision stays
+ * in force through API outages (the watch restarts with backoff); a change of
+ * CRD (an upgrade, a crd-patch) switches the revision at once, logged.
+ */
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { GATEWAY_CRD_NAME } from '../crd/patch.js';
+import type { GepRevision } from '../rules/revision.js';
+import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from './crd-revision-decision.js';
+import { revisionMetrics } from './crd-revision-metrics.js';
+import { clusterMetrics } from './metrics.js';
+import { describeKubeError, httpStatusOf } from './errors.js';
+import { getJson } from './raw-get.js';
+import { startResourceWatch, type BackoffOptions } from './watch.js';
+
+/** Where the revision the rules use comes from, and whether it is known. */
+export interface RevisionSource {
+  /** The revision in force; undefined while unknown (the server is then not ready). */
+  current(): GepRevision | undefined;
+  /** Ready, or the one-line reason why not (for /readyz). */
+  readiness(): { readonly ready: boolean; readonly reason?: string };
+  /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
+  describe(): Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** A revision that never changes: the flag's, or auto's provisional when there is no cluster. */
+export function fixedRevisionSource(
+  revision: GepRevision,
+  why: string,
+  deps: { readonly logger: Logger; readonly registry: Registry },
+): RevisionSource {
+  revisionMetrics(deps.registry).setRevision(revision);
+  deps.logger.info(
+    { gepRevision: revision, source: why },
+    `GEP-5093 revision in force: ${revision} (${why})`,
+  );
+  return {
+    current: () => revision,
+    readiness: () => ({ ready: true }),
+    describe: () => ({ revision, source: why }),
+    close: async () => {},
+  };
+}
+
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const FIELD_SELECTOR = `metadata.name=${GATEWAY_CRD_NAME}`;
+
+/** The list call, in the wire form (the revision is read from x-kubernetes-validations). */
+export function gatewayCrdLister(
+  kc: KubeConfig,
+  timeoutMs: number,
+): () => Promise<KubernetesListObject<KubernetesObject>> {
+  return async () =>
+    (await getJson(
+      kc,
+      CRD_PATH,
+      { fieldSelector: FIELD_SELECTOR },
+      timeoutMs,
+    )) as KubernetesListObject<KubernetesObject>;
+}
+
+export interface GatewayCrdWatchOptions {
+  readonly kc: KubeConfig;
+  /** Where the credentials came from and the server, for logs and /readyz. */
+  readonly description: string;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly backoff?: Partial<BackoffOptions>;
+}
+
+export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): RevisionSource {
+  const log = opts.logger;
+  const metrics = revisionMetrics(opts.registry);
+  let decision: RevisionDecision | undefined;
+  let switchedAt: Date | undefined;
+  let switches = 0;
+
+  log.info(
+    { gepRevision: 'auto', crd: GATEWAY_CRD_NAME, cluster: opts.description },
+    'GEP-5093 revision: following the Gateway CRD of the cluster (--gep-revision auto)',
+  );
+
+  const update = (): void => {
+    const objects = watch.objects();
+    if (!objects) return;
+    const crd = objects.find((o) => o.metadata?.name === GATEWAY_CRD_NAME);
+    const next = decideRevision(crd);
+    const before = decision;
+    if (before && before.summary === next.summary && before.revision === next.revision) return;
+    decision = next;
+    metrics.setRevision(next.revision);
+    metrics.setFieldMissing(next.state === 'field-missing');
+    const fields = {
+      gepRevision: next.revision ?? null,
+      crdState: next.state,
+      ...(next.generation !== undefined ? { crdGeneration: next.generation } : {}),
+      ...(before ? { previousRevision: before.revision ?? null, previousCrdState: before.state } : {}),
+    };
+    if (next.revision === undefined) {
+      log.error(fields, next.summary);
+      return;
+    }
+    if (before && before.revision !== undefined && before.revision !== next.revision) {
+      switches++;
+      switchedAt = new Date();
+      log.warn(fields, `GEP-5093 revision switched: ${before.revision} → ${next.revision}; ${next.summary}`);
+      return;
+    }
+    const line = `GEP-5093 revision in force: ${next.revision}; ${next.summary}`;
+    if (next.state === 'field-missing' || next.state === 'not-installed') log.warn(fields, line);
+    else log.info(fields, line);
+  };
+
+  const backoff: Partial<BackoffOptions> = opts.backoff ?? {};
+  const watch = startResourceWatch<KubernetesObject>({
+    kc: opts.kc,
+    group: 'apiextensions.k8s.io',
+    resource: 'customresourcedefinitions',
+    versions: ['v1'],
+    list: gatewayCrdLister(opts.kc, backoff.listTimeoutMs ?? 30_000),
+    fieldSelector: FIELD_SELECTOR,
+    onChange: update,
+    onAbsent: () =>
+      log.error(
+        { server: opts.description },
+        `the API server serves no apiextensions.k8s.io/v1: cannot read the Gateway CRD; ${GEP_REVISION_FLAG_HINT}`,
+      ),
+    logger: log,
+    metrics: clusterMetrics(opts.registry),
+    backoff,
+  });
+
+  const notReadReason = (): string => {
+    const state = watch.state();
+    if (state === 'stopped') return 'the Gateway CRD watch is stopped';
+    if (state === 'absent')
+      return `the API server serves no apiextensions.k8s.io/v1, so crd/${GATEWAY_CRD_NAME} cannot be read: ${GEP_REVISION_FLAG_HINT}`;
+    const error = watch.lastError();
+    return error
+      ? `cannot read crd/${GATEWAY_CRD_NAME} from ${opts.description} (${error}; retrying): ${GEP_REVISION_FLAG_HINT}, or allow get, list and watch on it`
+      : `waiting for the first read of crd/${GATEWAY_CRD_NAME} from ${opts.description}`;
+  };
+
+  return {
+    current: () => decision?.revision,
+    readiness: () => {
+      if (decision === undefined) return { ready: false, reason: notReadReason() };
+      if (decision.revision === undefined) return { ready: false, reason: decision.summary };
+      return { ready: true };
+    },
+    describe: () => ({
+      revision: decision?.revision ?? null,
+      source: 'auto: the Gateway CRD of the cluster',
+      crd: GATEWAY_CRD_NAME,
+      crdState: decision?.state ?? 'not read yet',
+      ...(decision ? { summary: decision.summary } : { reason: notReadReason() }),
+      ...(decision?.generation !== undefined ? { crdGeneration: decision.generation } : {}),
+      switches,
+      ...(switchedAt ? { lastSwitchAt: switchedAt.toISOString() } : {}),
+      watch: watch.health(),
+    }),
+    close: () => watch.stop(),
+  };
+}
+
+/**
+ * One read of the Gateway CRD (for `check --from-cluster`): the decision, or
+ * an error naming the flag when the CRD cannot be read (a 404 is an answer:
+ * Gateway API is not installed).
+ */
+export async function readGatewayCrdRevision(
+  kc: KubeConfig,
+  server: string,
+  timeoutMs: number,
+): Promise<RevisionDecision> {
+  let crd: unknown;
+  try {
+    crd = await getJson(kc, `${CRD_PATH}/${GATEWAY_CRD_NAME}`, {}, timeoutMs);
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return decideRevision(undefined);
+    throw new Error(
+      `cannot read crd/${GATEWAY_CRD_NAME} from ${server}: ${describeKubeError(err)}; ${GEP_REVISION_FLAG_HINT}`,
+    );
+  }
+  return decideRevision(crd);
+}

@@ -1,0 +1,79 @@
+/**
+ * A GET that returns the API server's JSON as it was sent. client-node's typed
+ * clients rebuild objects into their models, which renames schema members
+ * (`x-kubernetes-validations` becomes `xKubernetesValidations`) and drops
+ * unknown ones; reading a CRD's schema needs the wire form. Authentication,
+ * TLS and proxies come from the kubeconfig exactly as for the typed clients.
+ */
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** Thrown for a non-2xx answer; `statusCode` and `body` are what errors.ts reads. */
+export class KubeHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: string,
+    path: string,
+  ) {
+    super(`GET ${path}: HTTP ${statusCode}`);
+  }
+}
+
+/** Largest body read (a Gateway CRD is ~200 kB; a list of one, the same). */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export async function getJson(
+  kc: KubeConfig,
+  path: string,
+  query: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Promise<unknown> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+  for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
+  const options: RequestOptions & { headers?: Record<string, string> } = {};
+  await kc.applyToHTTPSOptions(options);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<unknown>((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        ...options,
+        method: 'GET',
+        headers: { ...options.headers, accept: 'application/json' },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_BODY_BYTES) {
+            req.destroy(new Error(`GET ${path}: answer larger than ${MAX_BODY_BYTES} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code >= 300) {
+            reject(new KubeHttpError(code, text, path));
+            return;
+          }
+          try {
+            resolve(JSON.parse(text) as unknown);
+          } catch {
+            reject(new Error(`GET ${path}: the answer is not JSON`));
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs / 1000} s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
