@@ -13,6 +13,7 @@ import type { ServiceRanges } from '../rules/networks.js';
 import type { RuleContext } from '../rules/types.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import { HttpError, readJsonBody } from './body.js';
+import { MAX_JSON_DEPTH } from './json-depth.js';
 import type { ServerMetrics } from './metrics.js';
 
 export interface AppDeps {
@@ -47,7 +48,12 @@ export function parseTimeoutParam(value: unknown): number | undefined {
 export function buildApp(deps: AppDeps) {
   const { logger, metrics, sources, config } = deps;
   const decode = createReviewDecoder();
-  const limits = { maxBytes: config.maxBodyBytes, drainBytes: 64 * 1024 * 1024, drainMs: 5_000 };
+  const limits = {
+    maxBytes: config.maxBodyBytes,
+    drainBytes: 64 * 1024 * 1024,
+    drainMs: 5_000,
+    maxDepth: MAX_JSON_DEPTH,
+  };
 
   // One RuleContext per ranges/allocations snapshot, not per request.
   let cached: { ranges: ServiceRanges; ctx: RuleContext } | undefined;

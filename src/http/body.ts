@@ -4,9 +4,11 @@
  * before the 413 is sent (RFC 9112 §9.6: otherwise the client, still sending,
  * gets a reset instead of the answer), and (2) JSON is parsed with plain
  * JSON.parse: `__proto__` keys become ordinary own properties, which the rules
- * only ever read, instead of failing the whole review.
+ * only ever read, instead of failing the whole review, and (3) a body nested
+ * deeper than any the apiserver sends is refused before it is parsed.
  */
 import type { IncomingMessage } from 'node:http';
+import { nestsDeeperThan } from './json-depth.js';
 
 export class HttpError extends Error {
   constructor(
@@ -25,6 +27,8 @@ export interface BodyLimits {
   readonly drainBytes: number;
   /** After the limit is passed, how long the rest may take to arrive. */
   readonly drainMs: number;
+  /** Deepest nesting accepted (the apiserver's decoder allows 10,000). */
+  readonly maxDepth: number;
 }
 
 export function readJsonBody(
@@ -74,9 +78,13 @@ export function readJsonBody(
   function onEnd() {
     if (over) return settle(tooLarge(false));
     if (size === 0) return settle(new HttpError(400, 'empty body: expected an AdmissionReview'));
+    const bytes = Buffer.concat(chunks, size);
+    chunks.length = 0;
+    if (nestsDeeperThan(bytes, limits.maxDepth))
+      return settle(new HttpError(400, `body nests deeper than ${limits.maxDepth} levels`));
     let parsed: unknown;
     try {
-      parsed = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+      parsed = JSON.parse(bytes.toString('utf8'));
     } catch (err) {
       return settle(new HttpError(400, `body is not valid JSON: ${(err as Error).message.slice(0, 120)}`));
     }

@@ -4,6 +4,7 @@
  * docs/messages.md documents each code; a test keeps the two in sync.
  */
 import type { IPFamily } from './ip.js';
+import { jsonText } from './json-text.js';
 
 export const WELL_KNOWN_ROUTABILITY = ['External', 'Cluster'] as const;
 
@@ -61,11 +62,7 @@ export function quote(value: unknown, max = 256): string {
     text = JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
   else if (value === undefined) text = 'null';
   else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
+    text = jsonText(value, max);
     if (text.length > max) text = `${text.slice(0, max)}...`;
   }
   return text;

@@ -2,6 +2,7 @@
 import type { FieldPath } from './field-path.js';
 import { isGloballyRoutable, parseIP, type ParsedIP } from './ip.js';
 import { reservedKind as reservedKindOf } from './networks.js';
+import { jsonText } from './json-text.js';
 import { asRecord, finding, own, type Finding, type RuleContext } from './types.js';
 
 /**
@@ -65,7 +66,7 @@ export function readAddresses(
 /** One part of an entry key: strings length-prefixed (so no two keys collide), anything else as JSON. */
 function keyPart(value: unknown): string {
   if (typeof value === 'string') return `s${value.length}:${value}`;
-  return `j${JSON.stringify(value ?? null)}`;
+  return `j${jsonText(value ?? null)}`;
 }
 
 /** Identity used for ratcheting: (type, value, routability) as stored. */
@@ -224,5 +225,6 @@ export function addressIdentity(entry: AddressEntry): string | undefined {
     return ip ? `IPAddress/${ip.canonical}` : undefined;
   }
   if (entry.type === 'Hostname') return `Hostname/${entry.value.toLowerCase().replace(/\.$/, '')}`;
-  return `${String(entry.type)}/${entry.value}`;
+  const type = typeof entry.type === 'string' ? entry.type : jsonText(entry.type);
+  return `${type}/${entry.value}`;
 }

@@ -7,6 +7,7 @@ import {
   isWellKnown,
   type AddressEntry,
 } from './routability.js';
+import { jsonText, plainText } from './json-text.js';
 import { asRecord, finding, own, type Finding, type Record_, type RuleContext } from './types.js';
 
 export const STATUS_ADDRESSES = FieldPath.root('status', 'addresses');
@@ -95,7 +96,7 @@ function findCondition(
 export function conditionKey(status: Record_ | undefined): string {
   const pick = (c: { record: Record_ } | undefined) =>
     c ? [own(c.record, 'status'), own(c.record, 'reason'), own(c.record, 'message')] : null;
-  return JSON.stringify([
+  return jsonText([
     pick(findCondition(status, 'AddressesAssigned')),
     pick(findCondition(status, 'Programmed')),
   ]);
@@ -108,8 +109,8 @@ export function checkAddressesAssigned(status: Record_ | undefined): Finding[] {
   const field = STATUS_CONDITIONS.index(assigned.index);
   const conditionStatus = own(assigned.record, 'status');
   const reason = own(assigned.record, 'reason');
-  const s = typeof conditionStatus === 'string' ? conditionStatus : String(conditionStatus);
-  const r = typeof reason === 'string' ? reason : String(reason);
+  const s = typeof conditionStatus === 'string' ? conditionStatus : plainText(conditionStatus);
+  const r = typeof reason === 'string' ? reason : plainText(reason);
   if (s === 'True' && r === 'Assigned') return [];
   if (s === 'False' && r === 'PartiallyAssigned') {
     const message = own(assigned.record, 'message');
@@ -124,7 +125,7 @@ export function checkAddressesAssigned(status: Record_ | undefined): Finding[] {
     return [
       finding('AddressesAssignedInconsistent', field, {
         problem: 'programmed',
-        programmed: programmed ? `Programmed=${String(ps)}/${String(pr)}` : 'no Programmed condition',
+        programmed: programmed ? `Programmed=${plainText(ps)}/${plainText(pr)}` : 'no Programmed condition',
       }),
     ];
   }
