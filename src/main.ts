@@ -11,7 +11,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { flagSources } from './cluster/flag-source.js';
 import type { SelectDeps } from './cluster/select.js';
 import type { ClusterSources } from './cluster/types.js';
-import type { ServeConfig } from './config.js';
+import type { ServeConfig } from './config/serve.js';
 import { buildApp } from './http/app.js';
 import { buildHealthApp } from './http/health.js';
 import { createServerMetrics } from './http/metrics.js';
@@ -88,9 +88,9 @@ async function listenAnywhere(
  */
 async function clusterSources(deps: SelectDeps): Promise<ClusterSources> {
   const { config, logger, registry } = deps;
-  if (config.serviceCidrs.length === 0 || config.checkAllocatedIps === true)
+  if (config.serviceRanges === undefined || config.checkAllocatedIps === true)
     return (await import('./cluster/select.js')).selectClusterSources(deps);
-  return flagSources(config.serviceCidrs, logger.child({ component: 'cluster' }), registry);
+  return flagSources(config.serviceRanges, logger.child({ component: 'cluster' }), registry);
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {

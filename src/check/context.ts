@@ -3,8 +3,8 @@
  * once from the cluster with --from-cluster. The Kubernetes client is loaded
  * only in the latter case, so a plain `check` never pays for it.
  */
-import { ruleContext } from '../config.js';
-import { ServiceRanges, type AllocatedIPs, type RuleContext } from '../rules/index.js';
+import { ruleContext } from '../config/rules.js';
+import type { AllocatedIPs, RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 
@@ -35,13 +35,8 @@ export async function resolveContext(
   loadReader: () => Promise<ReadClusterSnapshot> = loadClusterReader,
 ): Promise<Resolved> {
   const rules = options.rules;
-  let ranges: ServiceRanges | undefined;
+  let ranges = rules.serviceRanges;
   let allocatedIPs: AllocatedIPs | undefined;
-  if (rules.serviceCidrs.length > 0) {
-    const parsed = ServiceRanges.parse(rules.serviceCidrs);
-    if (!parsed.ok) return { ok: false, error: `--service-cidr: ${parsed.error}`, usage: true };
-    ranges = parsed.ranges;
-  }
   if (options.fromCluster) {
     let snapshot: ClusterSnapshot;
     try {

@@ -1,15 +1,16 @@
 /**
  * `check`'s flags: the rule flags `serve` takes (one definition, in
- * config.ts), plus inputs, the range source and the output format.
+ * config/rules.ts), plus inputs, the range source and the output format.
  */
 import {
   envName,
   parseFlags,
-  RULE_FLAGS,
-  ruleSettingsFrom,
+  type FlagDefinition,
   type FlagDefinitions,
-  type RuleSettings,
-} from '../config.js';
+  type FlagValues,
+  type Parsed,
+} from '../config/flags.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -59,39 +60,32 @@ const VALUE_NAMES: Readonly<Record<string, string>> = {
   kubeconfig: 'FILE',
 };
 
+function valueName(name: string, def: FlagDefinition): string {
+  if (def.kind === 'string' && def.choices) return def.choices.join('|');
+  return VALUE_NAMES[name] ?? 'VALUE';
+}
+
 export interface CheckOptions {
-  readonly help: boolean;
   readonly filenames: readonly string[];
-  readonly rules: RuleSettings;
+  readonly rules: RuleConfig;
   readonly fromCluster: boolean;
   readonly kubeconfig: string | undefined;
   readonly output: OutputFormat;
 }
 
-export type ParsedOptions =
-  { readonly ok: true; readonly value: CheckOptions } | { readonly ok: false; readonly error: string };
-
-export function parseCheckOptions(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): ParsedOptions {
-  const parsed = parseFlags(CHECK_FLAGS, argv, env);
-  if (!parsed.ok) return parsed;
-  const f = parsed.value.flags;
-  const help = f['help'] === true;
+/** Validates check's flag values into its options. */
+export function checkOptionsFrom(f: FlagValues<typeof CHECK_FLAGS>): Parsed<CheckOptions> {
   const rules = ruleSettingsFrom(f);
   if (!rules.ok) return rules;
-  const filenames = (f['filename'] as readonly string[] | undefined) ?? [];
-  const fromCluster = f['from-cluster'] === true;
+  const filenames = f.filename ?? [];
+  const fromCluster = f['from-cluster'];
   const value: CheckOptions = {
-    help,
     filenames,
     rules: rules.value,
     fromCluster,
-    kubeconfig: f['kubeconfig'] as string | undefined,
-    output: f['output'] as OutputFormat,
+    kubeconfig: f.kubeconfig,
+    output: f.output,
   };
-  if (help) return { ok: true, value };
   if (filenames.length === 0)
     return { ok: false, error: 'no input: give -f PATH (a file, a folder, or - for stdin)' };
   if (rules.value.serviceCidrs.length === 0 && !fromCluster)
@@ -104,6 +98,15 @@ export function parseCheckOptions(
   return { ok: true, value };
 }
 
+export function parseCheckOptions(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<CheckOptions> {
+  const parsed = parseFlags(CHECK_FLAGS, argv, env);
+  if (!parsed.ok) return parsed;
+  return checkOptionsFrom(parsed.value.flags);
+}
+
 export function checkHelp(): string {
   const lines = [
     'Usage: routability-webhook check -f PATH [-f PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
@@ -113,11 +116,9 @@ export function checkHelp(): string {
     '',
     'Flags:',
   ];
-  for (const [name, def] of Object.entries(CHECK_FLAGS) as [string, FlagDefinitions[string]][]) {
-    const value =
-      def.kind === 'boolean'
-        ? ''
-        : ` ${def.choices ? def.choices.join('|') : (VALUE_NAMES[name] ?? 'VALUE')}`;
+  const flags: FlagDefinitions = CHECK_FLAGS;
+  for (const [name, def] of Object.entries(flags)) {
+    const value = def.kind === 'boolean' ? '' : ` ${valueName(name, def)}`;
     const flag = `${def.short ? `-${def.short}, ` : '    '}--${name}${value}`;
     let text = def.description;
     if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;

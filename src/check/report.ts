@@ -2,7 +2,7 @@
  * The result of a check, independent of how it is printed: every output
  * format renders this one model, so they cannot disagree on what was found.
  */
-import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../cli/io.js';
+import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../io.js';
 import type { Position } from './source.js';
 
 /** `violation`: fails the check (exit 1). `warning`: reported, never fails. */

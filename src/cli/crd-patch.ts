@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import YAML from 'yaml';
-import { parseFlags, type FlagDefinitions } from '../config.js';
+import type { FlagDefinitions } from '../config/flags.js';
 import {
   GATEWAY_CRD_NAME,
   GATEWAY_CRD_VERSIONS,
@@ -19,8 +19,8 @@ import {
 } from '../crd/patch.js';
 import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
 import type { GepRevision } from '../rules/revision.js';
-import type { CommandIO } from './io.js';
-import { EXIT_OK, EXIT_USAGE, readAll, writeLine } from './io.js';
+import { EXIT_OK, readAll, writeLine, type CommandIO } from '../io.js';
+import { defineCommand, type CommandRun } from './command.js';
 
 export const CRD_PATCH_FLAGS = {
   'gep-revision': {
@@ -77,11 +77,6 @@ export function crdPatchUsage(): string {
   ].join('\n');
 }
 
-function fail(io: CommandIO, message: string): number {
-  writeLine(io.stderr, `routability-webhook crd-patch: ${message}`);
-  return EXIT_USAGE;
-}
-
 async function readCrd(file: string, io: CommandIO): Promise<unknown> {
   const text =
     file === '-' ? (await readAll(io.stdin)).toString('utf8') : await readFile(resolve(io.cwd, file), 'utf8');
@@ -96,43 +91,51 @@ async function readCrd(file: string, io: CommandIO): Promise<unknown> {
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 
-export async function runCrdPatch(argv: readonly string[], io: CommandIO): Promise<number> {
-  const parsed = parseFlags(CRD_PATCH_FLAGS, argv, io.env);
-  if (!parsed.ok) return fail(io, `${parsed.error}\n\n${crdPatchUsage()}`);
-  const flags = parsed.value.flags;
-  if (flags['help'] === true) {
-    writeLine(io.stdout, crdPatchUsage());
-    return EXIT_OK;
-  }
-  const apply = flags['apply'] as string | undefined;
-  const patchCluster = flags['patch-cluster'] === true;
-  const revision = flags['gep-revision'] as GepRevision;
-  if (apply !== undefined && patchCluster) return fail(io, '--apply and --patch-cluster cannot be combined');
-
-  if (patchCluster) return patchLiveCrd(io, flags['kubeconfig'] as string | undefined, revision);
-
-  if (apply === undefined) {
-    writeLine(io.stdout, JSON.stringify(routabilityPatch(revision), null, 2));
-    return EXIT_OK;
-  }
-
-  let crd: unknown;
-  try {
-    crd = await readCrd(apply, io);
-  } catch (err) {
-    return fail(io, (err as Error).message);
-  }
-  const source = apply === '-' ? 'stdin' : apply;
-  const result = patchGatewayCrd(crd, revision);
-  if (!result.ok) return fail(io, `${source}: ${result.problems.join('; ')}`);
-  io.stdout.write(YAML.stringify(result.crd, { lineWidth: 0 }));
-  // stdout stays the CRD alone (it is piped to kubectl); a CRD left as it was is said on stderr.
-  if (!result.changed) writeLine(io.stderr, `${source}: ${foundRevisionNote(result.found, revision)}`);
-  return EXIT_OK;
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
+export const command = defineCommand({
+  name: 'crd-patch',
+  summary: 'print (or apply) the JSON patch that adds routability to the Gateway CRD',
+  flags: CRD_PATCH_FLAGS,
+  help: crdPatchUsage,
+  usageHint: () => `\n\n${crdPatchUsage()}`,
+  options: (flags) => ({ ok: true, value: flags }),
+  run: async (flags, run) => {
+    const { io, fail } = run;
+    const apply = flags.apply;
+    const patchCluster = flags['patch-cluster'] === true;
+    const revision = flags['gep-revision'];
+    if (apply !== undefined && patchCluster) return fail('--apply and --patch-cluster cannot be combined');
+
+    if (patchCluster) return patchLiveCrd(run, flags.kubeconfig, revision);
+
+    if (apply === undefined) {
+      writeLine(io.stdout, JSON.stringify(routabilityPatch(revision), null, 2));
+      return EXIT_OK;
+    }
+
+    let crd: unknown;
+    try {
+      crd = await readCrd(apply, io);
+    } catch (err) {
+      return fail(messageOf(err));
+    }
+    const source = apply === '-' ? 'stdin' : apply;
+    const result = patchGatewayCrd(crd, revision);
+    if (!result.ok) return fail(`${source}: ${result.problems.join('; ')}`);
+    io.stdout.write(YAML.stringify(result.crd, { lineWidth: 0 }));
+    // stdout stays the CRD alone (it is piped to kubectl); a CRD left as it was is said on stderr.
+    if (!result.changed) writeLine(io.stderr, `${source}: ${foundRevisionNote(result.found, revision)}`);
+    return EXIT_OK;
+  },
+});
+
+export const runCrdPatch = command.main;
+
 async function patchLiveCrd(
-  io: CommandIO,
+  { io, fail }: CommandRun,
   kubeconfig: string | undefined,
   revision: GepRevision,
 ): Promise<number> {
@@ -147,7 +150,7 @@ async function patchLiveCrd(
   try {
     loaded = loadKubeconfig({ kubeconfig, env: io.env });
   } catch (err) {
-    return fail(io, `--patch-cluster: ${(err as Error).message}`);
+    return fail(`--patch-cluster: ${messageOf(err)}`);
   }
   const api = loaded.kc.makeApiClient(ApiextensionsV1Api);
   let plain: unknown;
@@ -160,11 +163,10 @@ async function patchLiveCrd(
       15_000,
     );
   } catch (err) {
-    return fail(io, `cannot read crd/${GATEWAY_CRD_NAME} from ${loaded.server}: ${describeKubeError(err)}`);
+    return fail(`cannot read crd/${GATEWAY_CRD_NAME} from ${loaded.server}: ${describeKubeError(err)}`);
   }
   const problems = gatewayCrdProblems(plain);
-  if (problems.length > 0)
-    return fail(io, `crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${problems.join('; ')}`);
+  if (problems.length > 0) return fail(`crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${problems.join('; ')}`);
   const where = `spec.addresses and status.addresses of ${GATEWAY_CRD_VERSIONS.join(', ')}`;
   const found = revisionOfGatewayCrd(plain);
   if (found.kind !== 'field-missing') {
@@ -178,7 +180,7 @@ async function patchLiveCrd(
       fieldManager: 'routability-webhook',
     });
   } catch (err) {
-    return fail(io, `cannot patch crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${describeKubeError(err)}`);
+    return fail(`cannot patch crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${describeKubeError(err)}`);
   }
   writeLine(
     io.stdout,

@@ -2,39 +2,27 @@
 /**
  * `routability-webhook <command>`: dispatches to one command module, loaded
  * lazily so that `check` and `review` never pay for the server or the
- * Kubernetes client they do not use.
+ * Kubernetes client they do not use. Each module declares its command
+ * (name, summary, flags, run) in one place: see command.ts.
  */
-import type { CommandIO } from './io.js';
-import { EXIT_USAGE, writeLine } from './io.js';
+import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from '../io.js';
+import type { Command } from './command.js';
 
-type Command = (argv: readonly string[], io: CommandIO) => Promise<number>;
-
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  serve: {
-    summary: 'run the HTTPS admission webhook',
-    load: async () => (await import('./serve.js')).runServe,
-  },
-  review: {
-    summary: 'answer one AdmissionReview from stdin, exactly as the server would',
-    load: async () => (await import('./review.js')).runReview,
-  },
-  check: {
-    summary: 'check Gateway manifests offline (for CI pipelines)',
-    load: async () => (await import('./check.js')).runCheck,
-  },
-  'crd-patch': {
-    summary: 'print (or apply) the JSON patch that adds routability to the Gateway CRD',
-    load: async () => (await import('./crd-patch.js')).runCrdPatch,
-  },
-  certs: {
-    summary: 'write a CA and a serving certificate for the webhook',
-    load: async () => (await import('./certs.js')).runCerts,
-  },
+/** In the order `--help` lists them. */
+const COMMANDS: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
+  serve: () => import('./serve.js'),
+  review: () => import('./review.js'),
+  check: () => import('./check.js'),
+  'crd-patch': () => import('./crd-patch.js'),
+  certs: () => import('./certs.js'),
 };
 
-export function usage(): string {
+async function usage(): Promise<string> {
   const lines = ['Usage: routability-webhook <command> [flags]', '', 'Commands:'];
-  for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${c.summary}`);
+  for (const load of Object.values(COMMANDS)) {
+    const { command } = await load();
+    lines.push(`  ${command.name.padEnd(10)} ${command.summary}`);
+  }
   lines.push('', 'Run `routability-webhook <command> --help` for its flags.');
   return lines.join('\n');
 }
@@ -42,15 +30,15 @@ export function usage(): string {
 export async function main(argv: readonly string[], io: CommandIO): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    writeLine(name === undefined ? io.stderr : io.stdout, usage());
-    return name === undefined ? EXIT_USAGE : 0;
+    writeLine(name === undefined ? io.stderr : io.stdout, await usage());
+    return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  const command = COMMANDS[name];
-  if (!command || !Object.prototype.hasOwnProperty.call(COMMANDS, name)) {
-    writeLine(io.stderr, `routability-webhook: unknown command "${name}"\n\n${usage()}`);
+  const load = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
+    writeLine(io.stderr, `routability-webhook: unknown command "${name}"\n\n${await usage()}`);
     return EXIT_USAGE;
   }
-  return (await command.load())(rest, io);
+  return (await load()).command.main(rest, io);
 }
 
 const isEntryPoint =

@@ -1,48 +1,70 @@
 /** `routability-webhook review`: one AdmissionReview on stdin, the server's exact answer on stdout. */
 import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
-import { helpText, parseFlags, REVIEW_FLAGS, ruleContext, ruleSettingsFrom } from '../config.js';
-import { ServiceRanges } from '../rules/networks.js';
+import { helpText, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rules.js';
+import { EXIT_OK, readAll, writeLine } from '../io.js';
+import type { ServiceRanges } from '../rules/networks.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
-import { EXIT_OK, EXIT_USAGE, readAll, writeLine, type CommandIO } from './io.js';
+import { defineCommand } from './command.js';
 
-export async function runReview(argv: readonly string[], io: CommandIO): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    writeLine(
-      io.stdout,
-      helpText(
-        'review',
-        'Read one AdmissionReview JSON on stdin; print the response the server would give.',
-        REVIEW_FLAGS,
-      ),
-    );
-    return EXIT_OK;
-  }
-  const fail = (message: string) => {
-    writeLine(io.stderr, `routability-webhook review: ${message}`);
-    return EXIT_USAGE;
-  };
-  const parsed = parseFlags(REVIEW_FLAGS, argv, io.env);
-  if (!parsed.ok) return fail(parsed.error);
-  const settings = ruleSettingsFrom(parsed.value.flags);
-  if (!settings.ok) return fail(settings.error);
-  if (settings.value.serviceCidrs.length === 0)
-    return fail('--service-cidr is required (the server reads it from the cluster; review runs offline)');
-  const ranges = ServiceRanges.parse(settings.value.serviceCidrs);
-  if (!ranges.ok) return fail(ranges.error);
+const WEBHOOK_NAMES = ['validate', 'mutate'] as const satisfies readonly WebhookName[];
 
-  let body: unknown;
-  try {
-    const text = (await readAll(io.stdin)).toString('utf8');
-    if (text.trim() === '') return fail('stdin is empty: expected one AdmissionReview as JSON');
-    body = JSON.parse(text);
-  } catch (err) {
-    return fail(`stdin is not valid JSON: ${(err as Error).message}`);
-  }
-  const ctx = ruleContext(settings.value, ranges.ranges);
-  const webhook = WEBHOOKS[parsed.value.flags['webhook'] as WebhookName];
-  const answer = answerReview(createReviewDecoder(), (r) => webhook(r, ctx), body);
-  if (!answer.ok) return fail(answer.error);
-  writeLine(io.stdout, JSON.stringify(answer.review, null, 2));
-  return EXIT_OK;
+export const REVIEW_FLAGS = {
+  ...RULE_FLAGS,
+  webhook: {
+    kind: 'string',
+    default: 'validate',
+    choices: WEBHOOK_NAMES,
+    description: 'Which webhook answers: validate (POST /validate) or mutate (POST /mutate).',
+  },
+} as const satisfies FlagDefinitions;
+
+interface ReviewOptions {
+  readonly settings: RuleSettings;
+  readonly ranges: ServiceRanges;
+  readonly webhook: WebhookName;
 }
+
+function reviewOptions(flags: FlagValues<typeof REVIEW_FLAGS>): Parsed<ReviewOptions> {
+  const settings = ruleSettingsFrom(flags);
+  if (!settings.ok) return settings;
+  const ranges = settings.value.serviceRanges;
+  if (ranges === undefined)
+    return {
+      ok: false,
+      error: '--service-cidr is required (the server reads it from the cluster; review runs offline)',
+    };
+  return { ok: true, value: { settings: settings.value, ranges, webhook: flags.webhook } };
+}
+
+export const command = defineCommand({
+  name: 'review',
+  summary: 'answer one AdmissionReview from stdin, exactly as the server would',
+  flags: REVIEW_FLAGS,
+  help: () =>
+    helpText(
+      'review',
+      'Read one AdmissionReview JSON on stdin; print the response the server would give.',
+      REVIEW_FLAGS,
+    ),
+  options: reviewOptions,
+  run: async (options, { io, fail }) => {
+    let body: unknown;
+    try {
+      const text = (await readAll(io.stdin)).toString('utf8');
+      if (text.trim() === '') return fail('stdin is empty: expected one AdmissionReview as JSON');
+      body = JSON.parse(text);
+    } catch (err) {
+      return fail(`stdin is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const ctx = ruleContext(options.settings, options.ranges);
+    const webhook = WEBHOOKS[options.webhook];
+    const answer = answerReview(createReviewDecoder(), (r) => webhook(r, ctx), body);
+    if (!answer.ok) return fail(answer.error);
+    writeLine(io.stdout, JSON.stringify(answer.review, null, 2));
+    return EXIT_OK;
+  },
+});
+
+export const runReview = command.main;

@@ -1,34 +1,46 @@
 /** `routability-webhook serve`: parse flags, start, and shut down cleanly on SIGTERM/SIGINT. */
-import { helpText, parseServeConfig, SERVE_FLAGS } from '../config.js';
-import { createLogger, startServer } from '../main.js';
-import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from './io.js';
+import type { Logger } from 'pino';
+import { helpText } from '../config/flags.js';
+import { SERVE_FLAGS, serveConfigFrom, type ServeConfig } from '../config/serve.js';
+import { EXIT_OK, type EXIT_USAGE } from '../io.js';
+import type { ServerHandle } from '../main.js';
+import { defineCommand } from './command.js';
 
-export async function runServe(argv: readonly string[], io: CommandIO): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    writeLine(
-      io.stdout,
-      helpText('serve', 'Run the HTTPS admission webhook (POST /validate, /mutate).', SERVE_FLAGS),
-    );
-    return EXIT_OK;
-  }
-  const parsed = parseServeConfig(argv, io.env);
-  if (!parsed.ok) {
-    writeLine(io.stderr, `routability-webhook serve: ${parsed.error}`);
-    return EXIT_USAGE;
-  }
-  const config = parsed.value;
-  const logger = createLogger(config);
-  let handle;
-  try {
-    handle = await startServer(config, logger);
-  } catch (err) {
-    const reason = (err as Error).message.split('\n')[0];
-    logger.fatal({ reason }, 'cannot start');
-    logger.flush?.();
-    writeLine(io.stderr, `routability-webhook serve: cannot start: ${reason}`);
-    return EXIT_USAGE;
-  }
+export const command = defineCommand({
+  name: 'serve',
+  summary: 'run the HTTPS admission webhook',
+  flags: SERVE_FLAGS,
+  help: () => helpText('serve', 'Run the HTTPS admission webhook (POST /validate, /mutate).', SERVE_FLAGS),
+  options: serveConfigFrom,
+  run: async (config, { fail }) => {
+    // The server (Fastify, pino, prom-client) is loaded only once serve's flags are known good.
+    const { createLogger, startServer } = await import('../main.js');
+    const logger = createLogger(config);
+    let handle: ServerHandle;
+    try {
+      handle = await startServer(config, logger);
+    } catch (err) {
+      return cannotStart(err, logger, fail);
+    }
+    return untilSignalled(handle, config, logger);
+  },
+});
 
+export const runServe = command.main;
+
+function cannotStart(err: unknown, logger: Logger, fail: (message: string) => typeof EXIT_USAGE): number {
+  const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  logger.fatal({ reason }, 'cannot start');
+  logger.flush?.();
+  return fail(`cannot start: ${reason}`);
+}
+
+/** Serves until SIGTERM or SIGINT, then closes within the shutdown timeout. */
+function untilSignalled(
+  handle: ServerHandle,
+  config: Pick<ServeConfig, 'shutdownTimeoutSeconds'>,
+  logger: Logger,
+): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -50,7 +62,7 @@ export async function runServe(argv: readonly string[], io: CommandIO): Promise<
           setTimeout(() => process.exit(EXIT_OK), 500).unref();
         },
         (err: unknown) => {
-          logger.error({ err: (err as Error).message }, 'error during shutdown');
+          logger.error({ err: err instanceof Error ? err.message : String(err) }, 'error during shutdown');
           resolve(EXIT_OK);
         },
       );

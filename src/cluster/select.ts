@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { DEV_SERVICE_CIDR, type ServeConfig } from '../config.js';
+import { DEV_SERVICE_CIDR, type ServeConfig } from '../config/serve.js';
 import { ServiceRanges } from '../rules/networks.js';
 import { startIPAddressWatch, type IPAddressWatch } from './ip-addresses.js';
 import {
@@ -62,8 +62,8 @@ export async function selectClusterSources(deps: SelectDeps): Promise<ClusterSou
   const kubeconfigOptions: KubeconfigOptions = { ...deps.kubeconfigOptions, kubeconfig: config.kubeconfig };
   const backoff = deps.backoff ? { backoff: deps.backoff } : {};
 
-  if (config.serviceCidrs.length > 0) {
-    const flagged = flagRanges(config.serviceCidrs, log, registry);
+  if (config.serviceRanges !== undefined) {
+    const flagged = flagRanges(config.serviceRanges, log, registry);
     if (config.checkAllocatedIps !== true) return staticSources(flagged, FLAG_SOURCE);
     // Explicitly asked for: the IPAddress check can still use the cluster.
     const loaded = tryLoad(kubeconfigOptions, log);

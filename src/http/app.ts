@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
-import { ruleContext, type RuleSettings } from '../config.js';
+import { ruleContext, type RuleSettings } from '../config/rules.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServiceRanges } from '../rules/networks.js';
 import type { RuleContext } from '../rules/types.js';

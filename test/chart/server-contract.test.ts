@@ -1,8 +1,9 @@
 // The chart and the server must agree: the arguments the chart renders are parsed by the server's own
-// flag parser (src/config.ts), and the resulting configuration is what the values asked for.
+// flag parser (src/config/), and the resulting configuration is what the values asked for.
 import { describe, expect, it } from 'vitest';
 import { CRD_PATCH_FLAGS } from '../../src/cli/crd-patch.js';
-import { parseFlags, parseServeConfig } from '../../src/config.js';
+import { parseFlags } from '../../src/config/flags.js';
+import { parseServeConfig } from '../../src/config/serve.js';
 import { helmBinary, one, render, type RenderOptions } from './helm.js';
 
 const { skipReason } = helmBinary();

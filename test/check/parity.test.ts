@@ -15,7 +15,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseFlags, RULE_FLAGS, ruleContext, ruleSettingsFrom } from '../../src/config.js';
+import { parseFlags } from '../../src/config/flags.js';
+import { RULE_FLAGS, ruleContext, ruleSettingsFrom } from '../../src/config/rules.js';
 import {
   mutateGateway,
   ServiceRanges,

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { expect } from 'vitest';
 import { runCheck } from '../../src/cli/check.js';
-import type { CommandIO } from '../../src/cli/io.js';
+import type { CommandIO } from '../../src/io.js';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const FIXTURES = join(REPO, 'test', 'fixtures', 'check');

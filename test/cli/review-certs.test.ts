@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import type { CommandIO } from '../../src/cli/io.js';
+import type { CommandIO } from '../../src/io.js';
 import { post, testApp } from '../support/app.js';
 import { runCli } from '../support/server-process.js';
 

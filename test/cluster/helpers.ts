@@ -2,7 +2,8 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { parseServeConfig, ruleContext, type ServeConfig } from '../../src/config.js';
+import { ruleContext } from '../../src/config/rules.js';
+import { parseServeConfig, type ServeConfig } from '../../src/config/serve.js';
 import { selectClusterSources } from '../../src/cluster/select.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { validateGateway, type ValidationResult } from '../../src/rules/index.js';

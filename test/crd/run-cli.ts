@@ -1,6 +1,6 @@
 /** Runs a command in-process with in-memory streams. */
 import { PassThrough, Readable } from 'node:stream';
-import type { CommandIO } from '../../src/cli/io.js';
+import type { CommandIO } from '../../src/io.js';
 
 export interface CliResult {
   code: number;

@@ -5,7 +5,7 @@ import { staticSources } from '../../src/cluster/static-source.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
-import type { RuleSettings } from '../../src/config.js';
+import type { RuleSettings } from '../../src/config/rules.js';
 import { DUAL_STACK } from './gateways.js';
 
 export const FIXTURE_SETTINGS: RuleSettings & { maxBodyBytes: number } = {

@@ -1,4 +1,10 @@
-/** The streams and environment a command runs with: passed in, so tests need no process mocks. */
+/**
+ * The process boundary every command runs against: its streams, environment
+ * and working folder (passed in, so tests need no process mocks), and the exit
+ * codes the commands share. Below cli/ and check/, so both can use it.
+ */
+
+/** The streams and environment a command runs with. */
 export interface CommandIO {
   readonly stdin: NodeJS.ReadableStream;
   readonly stdout: NodeJS.WritableStream;

@@ -1,0 +1,183 @@
+/**
+ * Flags, declared once and read with their types. A command lists its flags
+ * as a `FlagDefinitions` object (`as const satisfies FlagDefinitions`), and
+ * `parseFlags` returns values whose types come from those declarations:
+ * a `port` flag is a number, a `list` flag a string array, a flag with
+ * `choices` the union of its choices, and a flag with no default may be
+ * undefined. Each flag `--some-flag` also reads `ROUTABILITY_WEBHOOK_SOME_FLAG`
+ * (the command line wins) unless it is declared `noEnv`.
+ */
+import { parseArgs } from 'node:util';
+
+interface FlagCommon {
+  readonly short?: string;
+  readonly description: string;
+  /** Not read from the environment (e.g. -f inputs, --help). */
+  readonly noEnv?: boolean;
+}
+
+export type FlagDefinition =
+  | (FlagCommon & {
+      readonly kind: 'string';
+      readonly default?: string;
+      readonly choices?: readonly string[];
+    })
+  | (FlagCommon & { readonly kind: 'list'; readonly default?: readonly string[] })
+  | (FlagCommon & { readonly kind: 'boolean'; readonly default?: boolean })
+  | (FlagCommon & { readonly kind: 'port' | 'integer'; readonly default?: number });
+
+export type FlagKind = FlagDefinition['kind'];
+export type FlagDefinitions = Readonly<Record<string, FlagDefinition>>;
+
+/** The value type one declaration yields (before "absent" is considered). */
+type ValueOf<D> = D extends { readonly kind: 'boolean' }
+  ? boolean
+  : D extends { readonly kind: 'list' }
+    ? readonly string[]
+    : D extends { readonly kind: 'port' | 'integer' }
+      ? number
+      : D extends { readonly choices: readonly (infer C)[] }
+        ? C
+        : string;
+
+type WithDefault<Defs> = {
+  readonly [K in keyof Defs as Defs[K] extends { readonly default: unknown } ? K : never]: ValueOf<Defs[K]>;
+};
+type WithoutDefault<Defs> = {
+  readonly [K in keyof Defs as Defs[K] extends { readonly default: unknown } ? never : K]?:
+    ValueOf<Defs[K]> | undefined;
+};
+
+/** The parsed values of a set of declarations: flags with a default are always set. */
+export type FlagValues<Defs extends FlagDefinitions> = WithDefault<Defs> & WithoutDefault<Defs>;
+
+type AnyFlagValue = string | boolean | number | readonly string[] | undefined;
+/** A value as node:util's parseArgs returns it. */
+type RawValue = string | boolean | (string | boolean)[];
+
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+
+export const ENV_PREFIX = 'ROUTABILITY_WEBHOOK_';
+
+export function envName(flag: string): string {
+  return ENV_PREFIX + flag.toUpperCase().replaceAll('-', '_');
+}
+
+/** Splits repeated and comma-separated values: `--x a,b --x c` → [a, b, c]. */
+function splitList(values: readonly string[]): string[] {
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+function convertBoolean(raw: string | boolean, from: string): Parsed<boolean> {
+  if (typeof raw === 'boolean') return { ok: true, value: raw };
+  const text = raw.toLowerCase();
+  if (['true', '1', 'yes'].includes(text)) return { ok: true, value: true };
+  if (['false', '0', 'no'].includes(text)) return { ok: true, value: false };
+  return { ok: false, error: `${from}: must be true or false, got "${raw}"` };
+}
+
+function convertNumber(kind: 'port' | 'integer', text: string, from: string): Parsed<number> {
+  const n = Number(text);
+  const max = kind === 'port' ? 65535 : Number.MAX_SAFE_INTEGER;
+  // Port 0 asks the kernel for a free port (tests); the bound port is logged.
+  if (!/^\d+$/.test(text) || n > max)
+    return {
+      ok: false,
+      error: `${from}: must be ${kind === 'port' ? 'a port from 0 to 65535' : 'a whole number'}, got "${text}"`,
+    };
+  return { ok: true, value: n };
+}
+
+function convert(def: FlagDefinition, raw: RawValue, from: string): Parsed<AnyFlagValue> {
+  switch (def.kind) {
+    case 'boolean':
+      return convertBoolean(typeof raw === 'boolean' ? raw : String(raw), from);
+    case 'list':
+      return { ok: true, value: splitList(Array.isArray(raw) ? raw.map(String) : [String(raw)]) };
+    case 'port':
+    case 'integer':
+      return convertNumber(def.kind, String(raw), from);
+    case 'string': {
+      const text = String(raw);
+      if (def.choices && !def.choices.includes(text))
+        return { ok: false, error: `${from}: must be one of ${def.choices.join(', ')}, got "${text}"` };
+      return { ok: true, value: text };
+    }
+  }
+}
+
+type ArgOptions = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
+
+function argOptions(defs: FlagDefinitions): ArgOptions {
+  const options: ArgOptions = {};
+  for (const [name, def] of Object.entries(defs)) {
+    options[name] = {
+      type: def.kind === 'boolean' ? 'boolean' : 'string',
+      ...(def.kind === 'list' ? { multiple: true } : {}),
+      ...(def.short ? { short: def.short } : {}),
+    };
+  }
+  return options;
+}
+
+/** One flag's value: the command line, else the environment, else the declared default. */
+function flagValue(
+  name: string,
+  def: FlagDefinition,
+  fromArgv: RawValue | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<AnyFlagValue> {
+  if (fromArgv !== undefined) return convert(def, fromArgv, `--${name}`);
+  const envValue = def.noEnv ? undefined : env[envName(name)];
+  if (envValue !== undefined && envValue !== '') return convert(def, envValue, envName(name));
+  return { ok: true, value: def.default };
+}
+
+/** Parses argv (strict: unknown flags are errors) with environment fallbacks. */
+export function parseFlags<Defs extends FlagDefinitions>(
+  defs: Defs,
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  opts: { positionals?: boolean } = {},
+): Parsed<{ flags: FlagValues<Defs>; positionals: readonly string[] }> {
+  let parsed: { values: Record<string, RawValue | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: argOptions(defs),
+      strict: true,
+      allowPositionals: opts.positionals ?? false,
+      allowNegative: true,
+    });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { ok: false, error: message.split('\n')[0] ?? 'invalid arguments' };
+  }
+  const flags: Record<string, AnyFlagValue> = {};
+  for (const [name, def] of Object.entries(defs)) {
+    const value = flagValue(name, def, parsed.values[name], env);
+    if (!value.ok) return value;
+    flags[name] = value.value;
+  }
+  // Each value was converted by its own declaration above: this is the one place
+  // where the declared types meet the untyped record.
+  const typed = Object.freeze(flags) as FlagValues<Defs>;
+  return { ok: true, value: { flags: typed, positionals: parsed.positionals } };
+}
+
+/** `--help` text for a command, from its flag definitions. */
+export function helpText(command: string, summary: string, defs: FlagDefinitions): string {
+  const lines = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
+  for (const [name, def] of Object.entries(defs)) {
+    const flag = `${def.short ? `-${def.short}, ` : ''}--${name}${def.kind === 'boolean' ? '' : ' VALUE'}`;
+    const dflt =
+      def.default === undefined || def.default === false ? '' : ` (default: ${String(def.default)})`;
+    const env = def.noEnv ? '' : ` [${envName(name)}]`;
+    lines.push(`  ${flag.padEnd(34)} ${def.description}${dflt}${env}`);
+  }
+  return lines.join('\n');
+}

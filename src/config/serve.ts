@@ -1,0 +1,130 @@
+/**
+ * `serve`'s flags and the configuration the server is assembled from. A new
+ * server flag is one entry in SERVE_FLAGS and one field in ServeConfig, set in
+ * serveConfigFrom: its type comes from the declaration.
+ */
+import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
+import { parseFlags } from './flags.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
+
+/** kubeadm's default service range, used only by `serve --dev` with no other source. */
+export const DEV_SERVICE_CIDR = '10.96.0.0/12';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const SERVE_FLAGS = {
+  ...RULE_FLAGS,
+  port: { kind: 'port', default: 8443, description: 'HTTPS port for POST /validate and /mutate.' },
+  'health-port': {
+    kind: 'port',
+    default: 8080,
+    description: 'Plain-HTTP port for /healthz, /readyz, /metrics.',
+  },
+  'tls-cert-file': { kind: 'string', description: 'Serving certificate (PEM); reloaded when it changes.' },
+  'tls-private-key-file': {
+    kind: 'string',
+    description: 'Serving private key (PEM); reloaded when it changes.',
+  },
+  'client-ca-file': {
+    kind: 'string',
+    description: 'CA bundle; when set, clients must present a certificate it signed.',
+  },
+  'check-allocated-ips': {
+    kind: 'boolean',
+    description:
+      'Deny Cluster requests for IPs held by other IPAddress objects (default: on when the cluster is used).',
+  },
+  kubeconfig: {
+    kind: 'string',
+    description: 'Kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config).',
+  },
+  'log-level': {
+    kind: 'string',
+    default: 'info',
+    choices: LOG_LEVELS,
+    description: 'Log level.',
+  },
+  'shutdown-timeout-seconds': {
+    kind: 'integer',
+    default: 10,
+    description: 'On SIGTERM, how long in-flight requests may take before the process exits.',
+  },
+  'max-body-bytes': {
+    kind: 'integer',
+    default: 7 * 1024 * 1024,
+    description: 'Largest accepted review body.',
+  },
+  'cert-dir': {
+    kind: 'string',
+    default: 'certs',
+    description: 'With --dev: where dev certificates are kept.',
+  },
+  dev: {
+    kind: 'boolean',
+    default: false,
+    description: 'Development: generate certificates into --cert-dir, embedded default range, readable logs.',
+  },
+} as const satisfies FlagDefinitions;
+
+export interface ServeConfig extends RuleConfig {
+  readonly port: number;
+  readonly healthPort: number;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  readonly clientCaFile: string | undefined;
+  readonly checkAllocatedIps: boolean | undefined;
+  readonly kubeconfig: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly shutdownTimeoutSeconds: number;
+  readonly maxBodyBytes: number;
+  readonly certDir: string;
+  readonly dev: boolean;
+}
+
+function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: boolean): string | undefined {
+  if ((cert === undefined) !== (key === undefined))
+    return '--tls-cert-file and --tls-private-key-file must be given together';
+  if (cert === undefined && !dev)
+    return '--tls-cert-file and --tls-private-key-file are required (or use --dev for generated certificates)';
+  return undefined;
+}
+
+/** Validates serve's flag values into its configuration. */
+export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<ServeConfig> {
+  const rules = ruleSettingsFrom(f);
+  if (!rules.ok) return rules;
+  const cert = f['tls-cert-file'];
+  const key = f['tls-private-key-file'];
+  const tlsError = tlsFlagsError(cert, key, f.dev);
+  if (tlsError !== undefined) return { ok: false, error: tlsError };
+  if (f.port === f['health-port'] && f.port !== 0)
+    return { ok: false, error: '--port and --health-port must differ' };
+  return {
+    ok: true,
+    value: Object.freeze({
+      ...rules.value,
+      port: f.port,
+      healthPort: f['health-port'],
+      tlsCertFile: cert,
+      tlsPrivateKeyFile: key,
+      clientCaFile: f['client-ca-file'],
+      checkAllocatedIps: f['check-allocated-ips'],
+      kubeconfig: f.kubeconfig,
+      logLevel: f['log-level'],
+      shutdownTimeoutSeconds: f['shutdown-timeout-seconds'],
+      maxBodyBytes: f['max-body-bytes'],
+      certDir: f['cert-dir'],
+      dev: f.dev,
+    }),
+  };
+}
+
+export function parseServeConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<ServeConfig> {
+  const parsed = parseFlags(SERVE_FLAGS, argv, env);
+  if (!parsed.ok) return parsed;
+  return serveConfigFrom(parsed.value.flags);
+}
