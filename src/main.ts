@@ -15,7 +15,13 @@ import type { ServeConfig } from './config/serve.js';
 import { buildApp } from './http/app.js';
 import { buildHealthApp } from './http/health.js';
 import { createServerMetrics } from './http/metrics.js';
-import { loadTlsMaterial, watchCertificates, type TlsFiles, type TlsMaterial } from './http/tls.js';
+import {
+  loadTlsMaterial,
+  TLS_POLICY,
+  watchCertificates,
+  type TlsFiles,
+  type TlsMaterial,
+} from './http/tls.js';
 
 export interface ServerHandle {
   readonly port: number;
@@ -119,7 +125,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     files,
     material,
     (next) => {
-      (app.server as unknown as TlsServer).setSecureContext({ ...httpsOptions(next), minVersion: 'TLSv1.2' });
+      (app.server as unknown as TlsServer).setSecureContext({ ...httpsOptions(next), ...TLS_POLICY });
       metrics.certificateExpiry.set(next.notAfter.getTime() / 1000);
     },
     logger,

@@ -14,6 +14,8 @@ import type { RuleContext } from '../rules/types.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import { HttpError, readJsonBody } from './body.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
+import { clip } from './log-text.js';
+import { TLS_POLICY } from './tls.js';
 import type { ServerMetrics } from './metrics.js';
 
 export interface AppDeps {
@@ -90,7 +92,7 @@ export function buildApp(deps: AppDeps) {
       ? {
           https: {
             ...deps.https,
-            minVersion: 'TLSv1.2',
+            ...TLS_POLICY,
             headersTimeout: HEADERS_TIMEOUT_MS,
             // Check header/request timeouts every second, not every 30 s (Node's default).
             connectionsCheckingInterval: 1_000,
@@ -109,13 +111,17 @@ export function buildApp(deps: AppDeps) {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    answerWith(reply, 404, { error: `no route for ${request.method} ${request.url.split('?')[0]}` });
+    answerWith(reply, 404, { error: `no route for ${request.method} ${clip(request.url.split('?')[0])}` });
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; closeConnection?: boolean }, request, reply) => {
     const status = err.statusCode === 413 ? 413 : err.statusCode && err.statusCode < 500 ? 400 : 500;
-    if (status === 500) logger.error({ err, url: request.url }, 'unexpected error handling a request');
-    else logger.warn({ status, reason: err.message, url: request.url.split('?')[0] }, 'rejected request');
+    if (status === 500) logger.error({ err, url: clip(request.url) }, 'unexpected error handling a request');
+    else
+      logger.warn(
+        { status, reason: clip(err.message), url: clip(request.url.split('?')[0]) },
+        'rejected request',
+      );
     if (err.closeConnection || status === 413) void reply.header('connection', 'close');
     const route = request.url.split('?')[0]?.slice(1);
     if (route === 'validate' || route === 'mutate') countRequest(route, 'unknown', 'error', String(status));
@@ -155,7 +161,7 @@ export function buildApp(deps: AppDeps) {
         metrics.inflight.dec();
       }
       if (!answer.ok) {
-        logger.warn({ uid: answer.uid, webhook: name, reason: answer.error }, 'undecodable review');
+        logger.warn({ uid: answer.uid, webhook: name, reason: clip(answer.error) }, 'undecodable review');
         countRequest(name, 'unknown', 'error', '400');
         answerWith(reply, 400, { error: answer.error });
         return;
@@ -172,12 +178,12 @@ export function buildApp(deps: AppDeps) {
         {
           uid: review.uid,
           webhook: name,
-          kind: review.kind.kind,
-          version: review.kind.version,
-          namespace: review.namespace,
-          name: review.name,
+          kind: clip(review.kind.kind),
+          version: clip(review.kind.version),
+          namespace: clip(review.namespace),
+          name: clip(review.name),
           operation: review.operation,
-          subResource: review.subResource || undefined,
+          subResource: clip(review.subResource) || undefined,
           dryRun: review.dryRun || undefined,
           decision: outcomeLabel,
           codes: outcome.codes.length > 0 ? outcome.codes : undefined,

@@ -10,6 +10,31 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 
+/**
+ * Protocols and cipher suites, for the listener and every reloaded context.
+ * TLS 1.2 is limited to ECDHE key exchange with AEAD ciphers (AES-GCM,
+ * ChaCha20-Poly1305), the set Kubernetes components and Go's crypto/tls
+ * default to: no CBC, CCM, ARIA, Camellia or static RSA. Both ECDSA and RSA
+ * variants are listed, so either kind of serving key works. TLS 1.3 keeps
+ * Node's defaults, named here because a cipher string without TLS 1.3 suites
+ * would switch TLS 1.3 off.
+ */
+export const TLS_POLICY = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'TLS_AES_128_GCM_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+    'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+  honorCipherOrder: true,
+} as const;
+
 export interface TlsFiles {
   readonly certFile: string;
   readonly keyFile: string;

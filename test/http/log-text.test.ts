@@ -1,0 +1,69 @@
+/** Request fields in log lines are capped: a 1 MiB namespace does not make a 1 MiB line. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { staticSources } from '../../src/cluster/static-source.js';
+import { buildApp } from '../../src/http/app.js';
+import { clip, MAX_LOGGED_CHARS } from '../../src/http/log-text.js';
+import { createServerMetrics } from '../../src/http/metrics.js';
+import { FIXTURE_SETTINGS } from '../support/app.js';
+import { DUAL_STACK } from '../support/gateways.js';
+
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));
+
+function loggingApp() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = buildApp({
+    config: FIXTURE_SETTINGS,
+    logger: pino({ level: 'info' }, sink),
+    sources: staticSources(DUAL_STACK, 'test'),
+    metrics: createServerMetrics(new Registry()),
+  });
+  return { app, lines };
+}
+
+describe('logged request fields', () => {
+  it('clip() keeps short strings and marks what it cut', () => {
+    expect(clip('gateway')).toBe('gateway');
+    expect(clip(undefined)).toBeUndefined();
+    expect(clip('x'.repeat(MAX_LOGGED_CHARS + 10))).toBe(
+      `${'x'.repeat(MAX_LOGGED_CHARS)}...(10 more characters)`,
+    );
+  });
+
+  it('a review with a 1 MiB namespace, name and kind logs a short line', async () => {
+    const { app, lines } = loggingApp();
+    const review = fixture('create-allowed');
+    const huge = 'n'.repeat(1 << 20);
+    review.request.namespace = huge;
+    review.request.name = huge;
+    review.request.kind.version = huge;
+    review.request.subResource = huge;
+    const res = await app.inject({ method: 'POST', url: '/validate', payload: review });
+    expect(res.statusCode).toBe(200);
+    const reviewLine = lines.find((l) => l.includes('"msg":"review"'));
+    expect(reviewLine).toBeDefined();
+    expect(reviewLine!.length).toBeLessThan(4 * 1024);
+    expect(JSON.parse(reviewLine!).namespace).toMatch(/^n{256}\.\.\.\(1048320 more characters\)$/);
+    await app.close();
+  });
+
+  it('a 10 KiB unknown path logs and answers a short line', async () => {
+    const { app, lines } = loggingApp();
+    const res = await app.inject({ method: 'GET', url: `/${'p'.repeat(10_000)}` });
+    expect(res.statusCode).toBe(404);
+    expect(res.body.length).toBeLessThan(400);
+    expect(lines.every((l) => l.length < 2048)).toBe(true);
+    await app.close();
+  });
+});
