@@ -36,6 +36,8 @@ function nameSelector(selector: string | undefined): { ok: true; name?: string }
 interface Resource {
   group: string;
   kind: string;
+  /** Namespaced objects are keyed `namespace/name` and listed across or within namespaces. */
+  namespaced: boolean;
   served: Set<string>;
   objects: Map<string, Obj>;
   failLists: { count: number; status: number };
@@ -62,6 +64,8 @@ export class FakeApiServer {
   readonly watchesOpened = new Map<string, number>();
   /** performance.now() of the last watch event written to any watcher. */
   lastEventWrittenAt = 0;
+  /** List answers served (every page counts). */
+  pagesServed = 0;
   private rv = 100;
   private compactedBelow = 0;
   private readonly history: { rv: number; resource: string; type: string; object: Obj }[] = [];
@@ -129,13 +133,21 @@ export class FakeApiServer {
     fake.define('servicecidrs', 'networking.k8s.io', 'ServiceCIDR', ['v1', 'v1beta1']);
     fake.define('ipaddresses', 'networking.k8s.io', 'IPAddress', ['v1']);
     fake.define(CRDS, 'apiextensions.k8s.io', 'CustomResourceDefinition', ['v1']);
+    fake.define('gateways', 'gateway.networking.k8s.io', 'Gateway', ['v1'], { namespaced: true });
     return fake;
   }
 
-  define(resource: string, group: string, kind: string, served: readonly string[]): void {
+  define(
+    resource: string,
+    group: string,
+    kind: string,
+    served: readonly string[],
+    opts: { namespaced?: boolean } = {},
+  ): void {
     this.resources.set(resource, {
       group,
       kind,
+      namespaced: opts.namespaced ?? false,
       served: new Set(served),
       objects: new Map(),
       failLists: { count: 0, status: 500 },
@@ -190,7 +202,7 @@ export class FakeApiServer {
     object: { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown>,
   ): string {
     const r = this.resource(resource);
-    const name = object.metadata.name;
+    const name = this.keyOf(r, object.metadata);
     const type = r.objects.has(name) ? 'MODIFIED' : 'ADDED';
     const rv = ++this.rv;
     const stored: Obj = structuredClone({
@@ -202,6 +214,7 @@ export class FakeApiServer {
     return String(rv);
   }
 
+  /** Removes an object (DELETED); namespaced objects are named `namespace/name`. */
   remove(resource: string, name: string): void {
     const r = this.resource(resource);
     const old = r.objects.get(name);
@@ -221,10 +234,19 @@ export class FakeApiServer {
     const r = this.resource(resource);
     r.objects = new Map(
       objects.map((o) => [
-        String(o.metadata.name),
+        this.keyOf(r, o.metadata),
         structuredClone({ ...o, metadata: { ...o.metadata, resourceVersion: String(++this.rv) } }),
       ]),
     );
+  }
+
+  private keyOf(r: Resource, metadata: Record<string, unknown>): string {
+    const name = String(metadata['name']);
+    if (!r.namespaced) return name;
+    const namespace = metadata['namespace'];
+    if (typeof namespace !== 'string' || namespace === '')
+      throw new Error(`fake apiserver: ${r.kind} ${name} needs metadata.namespace`);
+    return `${namespace}/${name}`;
   }
 
   watcherCount(resource: string): number {
@@ -352,13 +374,22 @@ export class FakeApiServer {
         this.handleCrd(req, res, decodeURIComponent(crd[1]!));
         return;
       }
-      const m = /^\/apis\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
-      const r = m ? this.resources.get(m[3]!) : undefined;
-      if (!m || !r || r.group !== m[1] || !r.served.has(m[2]!) || req.method !== 'GET') {
+      const m = /^\/apis\/([^/]+)\/([^/]+)\/(?:namespaces\/([^/]+)\/)?([^/]+)$/.exec(url.pathname);
+      const r = m ? this.resources.get(m[4]!) : undefined;
+      const namespace = m?.[3] === undefined ? undefined : decodeURIComponent(m[3]);
+      if (
+        !m ||
+        !r ||
+        r.group !== m[1] ||
+        !r.served.has(m[2]!) ||
+        req.method !== 'GET' ||
+        (namespace !== undefined && !r.namespaced)
+      ) {
         this.send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
         return;
       }
-      const [, , version, resource] = m as unknown as [string, string, string, string];
+      const version = m[2]!;
+      const resource = m[4]!;
       const selector = nameSelector(query['fieldSelector']);
       if (!selector.ok) {
         this.send(
@@ -374,7 +405,7 @@ export class FakeApiServer {
       }
       if (query['watch'] === 'true')
         this.handleWatch(res, resource, version, r, query['resourceVersion'] ?? '', selector.name);
-      else this.handleList(res, resource, version, r, selector.name);
+      else this.handleList(res, resource, version, r, { namespace, name: selector.name, query });
     } finally {
       this.notify();
     }
@@ -385,7 +416,11 @@ export class FakeApiServer {
     resource: string,
     version: string,
     r: Resource,
-    name: string | undefined,
+    select: {
+      namespace: string | undefined;
+      name: string | undefined;
+      query: Readonly<Record<string, string>>;
+    },
   ): void {
     if (r.failLists.count > 0) {
       r.failLists.count--;
@@ -396,14 +431,65 @@ export class FakeApiServer {
       );
       return;
     }
+    const page = this.page(r, select);
+    if (typeof page === 'string') {
+      this.send(res, 410, status(410, 'Expired', page));
+      return;
+    }
     this.send(res, 200, {
       apiVersion: `${r.group}/${version}`,
       kind: `${r.kind}List`,
-      metadata: { resourceVersion: String(this.rv) },
-      items: [...r.objects.values()]
-        .filter((o) => name === undefined || o.metadata['name'] === name)
-        .map((o) => this.withVersion(resource, version, o)),
+      metadata: {
+        resourceVersion: String(this.rv),
+        ...(page.continueToken ? { continue: page.continueToken } : {}),
+      },
+      items: page.items.map((o) => this.withVersion(resource, version, o)),
     });
+  }
+
+  /**
+   * `limit`/`continue` as the API server answers them: keys in order, a token
+   * naming the last key served. A token from before compact() is expired (410).
+   * Unlike a real API server, later pages read the current objects, not a snapshot.
+   */
+  private page(
+    r: Resource,
+    select: {
+      namespace: string | undefined;
+      name: string | undefined;
+      query: Readonly<Record<string, string>>;
+    },
+  ): { items: Obj[]; continueToken: string | undefined } | string {
+    const { namespace, name, query } = select;
+    const keys = [...r.objects.entries()]
+      .filter(
+        ([k, o]) =>
+          (namespace === undefined || k.startsWith(`${namespace}/`)) &&
+          (name === undefined || o.metadata['name'] === name),
+      )
+      .map(([k]) => k)
+      .sort();
+    let start = 0;
+    const token = query['continue'];
+    if (token) {
+      const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+        rv: number;
+        after: string;
+      };
+      if (decoded.rv < this.compactedBelow)
+        return 'The provided continue parameter is too old to display a consistent list result.';
+      start = keys.findIndex((k) => k > decoded.after);
+      if (start < 0) start = keys.length;
+    }
+    this.pagesServed++;
+    const limit = Number(query['limit'] ?? '0');
+    const end = limit > 0 ? Math.min(keys.length, start + limit) : keys.length;
+    const items = keys.slice(start, end).map((k) => r.objects.get(k)!);
+    const continueToken =
+      end < keys.length
+        ? Buffer.from(JSON.stringify({ rv: this.rv, after: keys[end - 1] })).toString('base64url')
+        : undefined;
+    return { items, continueToken };
   }
 
   private handleWatch(
@@ -558,6 +644,39 @@ export function serviceCidr(
             },
       ],
     },
+  };
+}
+
+/** A Gateway with the given spec and status addresses (realistic metadata, managedFields included). */
+export function gateway(
+  namespace: string,
+  name: string,
+  addresses: { spec?: readonly Record<string, unknown>[]; status?: readonly Record<string, unknown>[] },
+): { metadata: { name: string } & Record<string, unknown> } & Record<string, unknown> {
+  return {
+    metadata: {
+      name,
+      namespace,
+      uid: `00000000-0000-4000-8000-${String(name.length).padStart(12, '0')}`,
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          time: '2026-01-01T00:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:addresses': {}, 'f:gatewayClassName': {}, 'f:listeners': {} } },
+        },
+      ],
+    },
+    spec: {
+      gatewayClassName: 'example',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+      ...(addresses.spec ? { addresses: [...addresses.spec] } : {}),
+    },
+    ...(addresses.status ? { status: { addresses: [...addresses.status] } } : {}),
   };
 }
 

@@ -1,0 +1,145 @@
+/**
+ * The server's background audit: a pass over the cluster's Gateways every
+ * interval, and soon after anything the verdicts depend on changes (service
+ * ranges, the allocated-IP data, the GEP revision). Passes never overlap; a
+ * trigger during a pass queues one more. Results go to metrics, and one log
+ * line per Gateway whose findings changed since the previous pass.
+ */
+import type { Logger } from 'pino';
+import type { GatewayPage } from '../cluster/gateway-pages.js';
+import { recordAudit, type AuditMetrics } from './metrics.js';
+import { auditPass, type AuditResult, type AuditedGateway, type JudgeGateway } from './pass.js';
+
+export interface AuditLoopDeps {
+  readonly intervalMs: number;
+  /** Wait after a trigger, so a burst of changes causes one pass. */
+  readonly debounceMs: number;
+  readonly listPages: () => AsyncIterable<GatewayPage>;
+  /** The judge for a pass, bound to the rule inputs in force now; undefined while they are unknown. */
+  readonly judge: () => JudgeGateway | undefined;
+  /** Fingerprint of the rule inputs (ranges, revision, allocations); a change triggers a pass. */
+  readonly inputs: () => string;
+  /** How often `inputs` is compared (default 1 s). */
+  readonly inputsPollMs?: number;
+  readonly metrics: AuditMetrics;
+  readonly logger: Logger;
+}
+
+export interface AuditLoop {
+  trigger(reason: string): void;
+  lastResult(): AuditResult | undefined;
+  describe(): Readonly<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+function fingerprint(g: AuditedGateway): string {
+  return g.findings.map((f) => `${f.severity}:${f.code}@${f.field}`).join(',');
+}
+
+export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
+  let running: Promise<void> | undefined;
+  let pending: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let last: AuditResult | undefined;
+  let lastError: string | undefined;
+  let lastInputs = deps.inputs();
+  let previous = new Map<string, string>();
+
+  const schedule = (reason: string, delayMs: number): void => {
+    if (stopped) return;
+    if (pending === undefined || pending === 'interval') pending = reason;
+    if (running) return; // picked up when the running pass ends
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void run(), delayMs);
+    timer.unref();
+  };
+
+  const logChanges = (result: AuditResult): void => {
+    const now = new Map(result.flagged.map((g) => [`${g.namespace}/${g.name}`, fingerprint(g)]));
+    const present = new Set(result.audited);
+    for (const g of result.flagged) {
+      const key = `${g.namespace}/${g.name}`;
+      if (previous.get(key) === now.get(key)) continue;
+      deps.logger.info(
+        {
+          gateway: key,
+          findings: g.findings.map((f) => ({ code: f.code, field: f.field, severity: f.severity })),
+        },
+        'audit: findings changed',
+      );
+    }
+    for (const key of previous.keys())
+      if (!now.has(key) && present.has(key)) deps.logger.info({ gateway: key }, 'audit: findings cleared');
+    previous = now;
+  };
+
+  const pass = async (reason: string): Promise<void> => {
+    const judge = deps.judge();
+    if (!judge) {
+      deps.logger.debug({ reason }, 'audit: skipped, the rule inputs are not known yet');
+      return;
+    }
+    const started = Date.now();
+    try {
+      const result = await auditPass(deps.listPages(), judge);
+      const finished = Date.now();
+      recordAudit(deps.metrics, result, (finished - started) / 1000, finished);
+      logChanges(result);
+      last = result;
+      lastError = undefined;
+      deps.logger.info(
+        {
+          reason,
+          gateways: result.gateways,
+          violations: result.violations,
+          warnings: result.warnings,
+          durationMs: finished - started,
+        },
+        'audit pass done',
+      );
+    } catch (err) {
+      lastError = (err as Error).message;
+      deps.metrics.runs.inc({ result: 'error' });
+      deps.logger.warn({ reason, err: lastError }, 'audit pass failed; the last results stay in the metrics');
+    }
+  };
+
+  const run = async (): Promise<void> => {
+    timer = undefined;
+    const reason = pending ?? 'interval';
+    pending = undefined;
+    running = pass(reason);
+    await running;
+    running = undefined;
+    if (pending !== undefined) schedule(pending, deps.debounceMs);
+    else schedule('interval', deps.intervalMs);
+  };
+
+  const poll = setInterval(() => {
+    const inputs = deps.inputs();
+    if (inputs === lastInputs) return;
+    lastInputs = inputs;
+    schedule('rule inputs changed', deps.debounceMs);
+  }, deps.inputsPollMs ?? 1000);
+  poll.unref();
+
+  schedule('start', deps.debounceMs);
+
+  return {
+    trigger: (reason) => schedule(reason, deps.debounceMs),
+    lastResult: () => last,
+    describe: () => ({
+      intervalSeconds: deps.intervalMs / 1000,
+      running: running !== undefined,
+      ...(last ? { gateways: last.gateways, violations: last.violations, warnings: last.warnings } : {}),
+      ...(lastError ? { lastError } : {}),
+    }),
+    async stop() {
+      stopped = true;
+      clearInterval(poll);
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/** The background audit's Prometheus metrics. */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { AuditResult } from './pass.js';
+
+export interface AuditMetrics {
+  readonly findings: Gauge<'code' | 'scope'>;
+  readonly violatingGateways: Gauge;
+  readonly gateways: Gauge;
+  readonly lastRun: Gauge;
+  readonly duration: Gauge;
+  readonly runs: Counter<'result'>;
+}
+
+export function auditMetrics(registry: Registry): AuditMetrics {
+  const registers = [registry];
+  return {
+    findings: new Gauge({
+      name: 'routability_webhook_audit_findings',
+      help: 'Findings of the last audit pass over the stored Gateways, by rule code and scope (spec or status).',
+      labelNames: ['code', 'scope'] as const,
+      registers,
+    }),
+    violatingGateways: new Gauge({
+      name: 'routability_webhook_audit_violating_gateways',
+      help: 'Gateways whose stored addresses the last audit pass found in violation (a write of them would be denied under enforce).',
+      registers,
+    }),
+    gateways: new Gauge({
+      name: 'routability_webhook_audit_gateways',
+      help: 'Gateways judged by the last audit pass.',
+      registers,
+    }),
+    lastRun: new Gauge({
+      name: 'routability_webhook_audit_last_run_timestamp_seconds',
+      help: 'Unix time at which the last successful audit pass finished.',
+      registers,
+    }),
+    duration: new Gauge({
+      name: 'routability_webhook_audit_duration_seconds',
+      help: 'Wall-clock duration of the last successful audit pass.',
+      registers,
+    }),
+    runs: new Counter({
+      name: 'routability_webhook_audit_runs_total',
+      help: 'Audit passes, by result (success, error).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+  };
+}
+
+export function recordAudit(
+  metrics: AuditMetrics,
+  result: AuditResult,
+  seconds: number,
+  finishedAt: number,
+): void {
+  metrics.findings.reset();
+  const perScope = new Map<string, { code: string; scope: string; count: number }>();
+  for (const c of result.byCode) {
+    const key = `${c.code}\0${c.check}`;
+    const prior = perScope.get(key);
+    perScope.set(key, { code: c.code, scope: c.check, count: (prior?.count ?? 0) + c.count });
+  }
+  for (const c of perScope.values()) metrics.findings.set({ code: c.code, scope: c.scope }, c.count);
+  metrics.violatingGateways.set(
+    result.flagged.filter((g) => g.findings.some((f) => f.severity === 'violation')).length,
+  );
+  metrics.gateways.set(result.gateways);
+  metrics.duration.set(seconds);
+  metrics.lastRun.set(finishedAt / 1000);
+  metrics.runs.inc({ result: 'success' });
+}

@@ -1,0 +1,142 @@
+/**
+ * One audit pass: every Gateway of the listed pages is judged as the webhook
+ * would judge it (spec as a CREATE, status as a status update), and only the
+ * findings are kept — never the objects — so memory follows the number of
+ * findings, not the size of the cluster. Between pages (and every few
+ * Gateways) the pass yields to the event loop, so admission is never starved.
+ */
+import type { GatewayPage } from '../cluster/gateway-pages.js';
+
+export type AuditSeverity = 'violation' | 'warning';
+
+export interface AuditFinding {
+  readonly severity: AuditSeverity;
+  /** Which admission the rule ran as: `spec` (a CREATE) or `status` (a status update). */
+  readonly check: 'spec' | 'status';
+  readonly code: string;
+  readonly field: string;
+  readonly message: string;
+  readonly warning: string;
+}
+
+export interface AuditedGateway {
+  readonly namespace: string;
+  readonly name: string;
+  readonly findings: readonly AuditFinding[];
+}
+
+export interface CodeCount {
+  readonly code: string;
+  readonly check: 'spec' | 'status';
+  readonly severity: AuditSeverity;
+  readonly count: number;
+}
+
+export interface AuditResult {
+  /** Gateways judged. */
+  readonly gateways: number;
+  readonly namespaces: number;
+  readonly pages: number;
+  /** Gateways with at least one finding, in list order. */
+  readonly flagged: readonly AuditedGateway[];
+  readonly violations: number;
+  readonly warnings: number;
+  /** Findings per code, scope and severity, sorted by code. */
+  readonly byCode: readonly CodeCount[];
+  /** Every Gateway judged, `namespace/name`, for reports that list passes too (JUnit). */
+  readonly audited: readonly string[];
+}
+
+/** Judges one Gateway object; the caller binds the rule context (ranges, revision, allocations). */
+export type JudgeGateway = (object: unknown) => Promise<readonly AuditFinding[]> | readonly AuditFinding[];
+
+export interface PassOptions {
+  /** Yield to the event loop after this many Gateways (default 50). */
+  readonly yieldEvery?: number;
+  /** How to yield; default setImmediate. */
+  readonly pause?: () => Promise<void>;
+}
+
+function identity(object: unknown): { namespace: string; name: string } {
+  const metadata =
+    typeof object === 'object' && object !== null ? (object as { metadata?: unknown }).metadata : undefined;
+  const m = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {};
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return { namespace: text(m['namespace']), name: text(m['name']) };
+}
+
+const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+class Tally {
+  gateways = 0;
+  pages = 0;
+  violations = 0;
+  warnings = 0;
+  readonly namespaces = new Set<string>();
+  readonly flagged: AuditedGateway[] = [];
+  readonly audited: string[] = [];
+  readonly counts = new Map<string, CodeCount>();
+
+  add(id: { namespace: string; name: string }, findings: readonly AuditFinding[]): void {
+    this.gateways++;
+    this.namespaces.add(id.namespace);
+    this.audited.push(`${id.namespace}/${id.name}`);
+    if (findings.length === 0) return;
+    this.flagged.push({ ...id, findings });
+    for (const f of findings) {
+      if (f.severity === 'violation') this.violations++;
+      else this.warnings++;
+      const key = `${f.code}\0${f.check}\0${f.severity}`;
+      const prior = this.counts.get(key);
+      this.counts.set(key, {
+        code: f.code,
+        check: f.check,
+        severity: f.severity,
+        count: (prior?.count ?? 0) + 1,
+      });
+    }
+  }
+
+  result(): AuditResult {
+    const byCode = [...this.counts.values()].sort(
+      (a, b) =>
+        a.code.localeCompare(b.code) ||
+        a.check.localeCompare(b.check) ||
+        a.severity.localeCompare(b.severity),
+    );
+    return {
+      gateways: this.gateways,
+      namespaces: this.namespaces.size,
+      pages: this.pages,
+      flagged: this.flagged,
+      violations: this.violations,
+      warnings: this.warnings,
+      byCode,
+      audited: this.audited,
+    };
+  }
+}
+
+export async function auditPass(
+  pages: AsyncIterable<GatewayPage>,
+  judge: JudgeGateway,
+  options: PassOptions = {},
+): Promise<AuditResult> {
+  const yieldEvery = Math.max(1, options.yieldEvery ?? 50);
+  const pause = options.pause ?? immediate;
+  let tally = new Tally();
+  let sinceYield = 0;
+  for await (const page of pages) {
+    if (page.restarted) tally = new Tally();
+    tally.pages++;
+    for (const object of page.items) {
+      tally.add(identity(object), await judge(object));
+      if (++sinceYield >= yieldEvery) {
+        sinceYield = 0;
+        await pause();
+      }
+    }
+    await pause();
+  }
+  return tally.result();
+}

@@ -1,0 +1,87 @@
+/**
+ * Gateways of the cluster, one page at a time (`limit`/`continue`), so a
+ * caller never holds more than one page of full objects. The API server
+ * builds each page from a consistent snapshot; when a continue token expires
+ * (410) the list starts over once from the beginning, as kubectl does.
+ */
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
+
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+export const GATEWAY_VERSION = 'v1';
+
+export interface GatewayPage {
+  readonly items: readonly unknown[];
+  /** 1-based page number within this pass. */
+  readonly page: number;
+  /** True on the first page after an expired continue token: everything before it must be forgotten. */
+  readonly restarted: boolean;
+}
+
+export interface GatewayListOptions {
+  /** Only this namespace; undefined lists all namespaces. */
+  readonly namespace?: string | undefined;
+  /** Objects per page (the API server may return fewer). */
+  readonly pageSize: number;
+  /** Per page request. */
+  readonly timeoutMs: number;
+}
+
+/** One page request: the objects and the continue token of the next page. */
+export type FetchGatewayPage = (
+  continueToken: string | undefined,
+) => Promise<{ readonly items: readonly unknown[]; readonly continueToken: string | undefined }>;
+
+interface ListBody {
+  readonly items?: unknown;
+  readonly metadata?: { readonly continue?: unknown };
+}
+
+export function gatewayPageFetcher(kc: KubeConfig, options: GatewayListOptions): FetchGatewayPage {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const base = {
+    group: GATEWAY_GROUP,
+    version: GATEWAY_VERSION,
+    plural: 'gateways',
+    limit: options.pageSize,
+  };
+  return async (continueToken) => {
+    const request = continueToken === undefined ? base : { ...base, _continue: continueToken };
+    const call =
+      options.namespace === undefined
+        ? api.listCustomObjectForAllNamespaces(request)
+        : api.listNamespacedCustomObject({ ...request, namespace: options.namespace });
+    const body = (await withTimeout(call, options.timeoutMs, 'list Gateways')) as ListBody;
+    const items = Array.isArray(body.items) ? (body.items as unknown[]) : [];
+    const next = body.metadata?.continue;
+    return { items, continueToken: typeof next === 'string' && next !== '' ? next : undefined };
+  };
+}
+
+/** Pages of Gateways; an expired continue token restarts the pass once, a second expiry is an error. */
+export async function* gatewayPages(fetchPage: FetchGatewayPage): AsyncGenerator<GatewayPage> {
+  let restarted = false;
+  let announceRestart = false;
+  let token: string | undefined;
+  let page = 0;
+  for (;;) {
+    let result: Awaited<ReturnType<FetchGatewayPage>>;
+    try {
+      result = await fetchPage(token);
+    } catch (err) {
+      if (httpStatusOf(err) === 410 && token !== undefined && !restarted) {
+        restarted = true;
+        announceRestart = true;
+        token = undefined;
+        page = 0;
+        continue;
+      }
+      throw new Error(`listing Gateways (${GATEWAY_GROUP}/${GATEWAY_VERSION}): ${describeKubeError(err)}`);
+    }
+    page++;
+    yield { items: result.items, page, restarted: announceRestart };
+    announceRestart = false;
+    if (result.continueToken === undefined) return;
+    token = result.continueToken;
+  }
+}

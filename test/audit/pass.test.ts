@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/cluster/gateway-pages.js';
+import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
+import { judgeWithContext } from '../../src/audit/judge.js';
+import { ServiceRanges, type RuleContext } from '../../src/rules/index.js';
+import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+
+function context(cidrs: readonly string[]): RuleContext {
+  const parsed = ServiceRanges.parse(cidrs);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return {
+    ranges: parsed.ranges,
+    clusterDomain: 'cluster.local',
+    specPolicy: 'enforce',
+    statusPolicy: 'warn',
+    revision: 'provisional',
+  } as RuleContext;
+}
+
+/** A fetcher over fixed pages; `expireAt` makes the continue token of that page answer 410 once. */
+function pagesOf(
+  pages: readonly unknown[][],
+  expireAt?: number,
+): { fetch: FetchGatewayPage; calls: (string | undefined)[] } {
+  const calls: (string | undefined)[] = [];
+  let expired = false;
+  const fetch: FetchGatewayPage = (token) => {
+    calls.push(token);
+    const index = token === undefined ? 0 : Number(token);
+    if (expireAt !== undefined && index === expireAt && !expired) {
+      expired = true;
+      return Promise.reject(Object.assign(new Error('Expired'), { code: 410 }));
+    }
+    return Promise.resolve({
+      items: pages[index]!,
+      continueToken: index + 1 < pages.length ? String(index + 1) : undefined,
+    });
+  };
+  return { fetch, calls };
+}
+
+const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
+const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
+
+describe('gatewayPages', () => {
+  it('follows continue tokens until the last page', async () => {
+    const { fetch, calls } = pagesOf([[1, 2], [3], [4]]);
+    const seen: unknown[] = [];
+    for await (const page of gatewayPages(fetch)) seen.push(...page.items);
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(calls).toEqual([undefined, '1', '2']);
+  });
+
+  it('starts over once when a continue token expires, and marks the restart', async () => {
+    const { fetch, calls } = pagesOf([[1], [2], [3]], 2);
+    const restarts: number[] = [];
+    for await (const page of gatewayPages(fetch)) if (page.restarted) restarts.push(page.page);
+    expect(calls).toEqual([undefined, '1', '2', undefined, '1', '2']);
+    expect(restarts).toEqual([1]);
+  });
+
+  it('reports any other failure with the API named', async () => {
+    const fetch: FetchGatewayPage = () => Promise.reject(Object.assign(new Error('no'), { code: 403 }));
+    await expect(async () => {
+      for await (const _ of gatewayPages(fetch)) void _;
+    }).rejects.toThrow(/listing Gateways \(gateway\.networking\.k8s\.io\/v1\): HTTP 403/);
+  });
+});
+
+describe('auditPass', () => {
+  const judge = judgeWithContext(context(['10.96.0.0/16']));
+
+  it('keeps findings only, counts every Gateway, and tallies codes by scope', async () => {
+    const { fetch } = pagesOf([
+      [gateway('a', 'ok', { spec: [inside] }), gateway('a', 'bad', { spec: [outside] })],
+      [gateway('b', 'status', { status: [{ type: 'IPAddress', value: '10.96.0.9' }] })],
+    ]);
+    const result = await auditPass(gatewayPages(fetch), judge);
+    expect(result.gateways).toBe(3);
+    expect(result.namespaces).toBe(2);
+    expect(result.pages).toBe(2);
+    expect(result.audited).toEqual(['a/ok', 'a/bad', 'b/status']);
+    expect(result.flagged.map((g) => `${g.namespace}/${g.name}`)).toEqual(['a/bad', 'b/status']);
+    expect(result.violations).toBe(1);
+    const codes = result.byCode.map((c) => `${c.code}/${c.check}/${c.severity}=${c.count}`);
+    expect(codes).toContain('ClusterAddressOutsideServiceRange/spec/violation=1');
+    expect(codes.some((c) => c.startsWith('ExternalAddressInsideServiceRange/status/warning='))).toBe(true);
+    const bad = result.flagged[0]!.findings[0]!;
+    expect(bad.field).toBe('spec.addresses[0].value');
+    expect(bad.message).toContain('192.168.7.7');
+  });
+
+  it('forgets what it counted before a restarted list', async () => {
+    const { fetch } = pagesOf(
+      [[gateway('a', 'one', { spec: [outside] })], [gateway('a', 'two', { spec: [outside] })]],
+      1,
+    );
+    const result = await auditPass(gatewayPages(fetch), judge);
+    expect(result.gateways).toBe(2);
+    expect(result.violations).toBe(2);
+  });
+
+  it('yields to the event loop while judging', async () => {
+    let pauses = 0;
+    const items = Array.from({ length: 120 }, (_, i) => gateway('n', `g${i}`, {}));
+    const { fetch } = pagesOf([items]);
+    const judgeAll = (): AuditFinding[] => [];
+    await auditPass(gatewayPages(fetch), judgeAll, {
+      yieldEvery: 50,
+      pause: () => {
+        pauses++;
+        return Promise.resolve();
+      },
+    });
+    expect(pauses).toBe(3); // after 50 and 100 Gateways, and after the page
+  });
+});
+
+describe('gatewayPageFetcher against the fake API server', () => {
+  it('lists every Gateway in pages of the given size, across or within namespaces', async () => {
+    const fake = await FakeApiServer.start();
+    try {
+      for (let i = 0; i < 25; i++)
+        fake.put('gateways', gateway(i % 2 ? 'odd' : 'even', `gw-${String(i).padStart(2, '0')}`, {}));
+      const kc = new KubeConfig();
+      kc.loadFromFile(fake.kubeconfigPath);
+      const names = async (namespace?: string): Promise<string[]> => {
+        const out: string[] = [];
+        const fetch = gatewayPageFetcher(kc, { namespace, pageSize: 10, timeoutMs: 5000 });
+        for await (const page of gatewayPages(fetch)) {
+          expect(page.items.length).toBeLessThanOrEqual(10);
+          for (const item of page.items) out.push((item as { metadata: { name: string } }).metadata.name);
+        }
+        return out;
+      };
+      expect(await names()).toHaveLength(25);
+      const lists = fake.requests.filter((r) => r.path === '/apis/gateway.networking.k8s.io/v1/gateways');
+      expect(lists.map((r) => r.query['limit'])).toEqual(['10', '10', '10']);
+      expect(lists[0]!.query['continue']).toBeUndefined();
+      expect(lists[1]!.query['continue']).toBeTruthy();
+      expect(await names('odd')).toHaveLength(12);
+      expect(fake.requests.at(-1)!.path).toBe('/apis/gateway.networking.k8s.io/v1/namespaces/odd/gateways');
+    } finally {
+      await fake.close();
+    }
+  });
+});
