@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
+import { auditMetrics } from '../../src/audit/metrics.js';
+import { judgeWithContext } from '../../src/audit/judge.js';
+import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
+import { ServiceRanges, type RuleContext } from '../../src/rules/index.js';
+import { capturingLogger } from '../cluster/helpers.js';
+import { gateway } from '../cluster/fake-apiserver.js';
+
+function context(cidrs: readonly string[]): RuleContext {
+  const parsed = ServiceRanges.parse(cidrs);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return {
+    ranges: parsed.ranges,
+    clusterDomain: 'cluster.local',
+    specPolicy: 'enforce',
+    statusPolicy: 'warn',
+  } as RuleContext;
+}
+
+async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function metric(
+  registry: Registry,
+  name: string,
+): Promise<{ labels: Record<string, string>; value: number }[]> {
+  const json = await registry.getMetricsAsJSON();
+  const m = json.find((x) => x.name === name);
+  return (m?.values ?? []).map((v) => ({ labels: v.labels as Record<string, string>, value: v.value }));
+}
+
+let loop: AuditLoop | undefined;
+afterEach(async () => {
+  await loop?.stop();
+  loop = undefined;
+});
+
+describe('startAuditLoop', () => {
+  it('audits at start, again when the rule inputs change, and logs only Gateways whose findings changed', async () => {
+    const stored = [
+      gateway('apps', 'cluster-ip', {
+        spec: [{ type: 'IPAddress', value: '10.100.0.5', routability: 'Cluster' }],
+      }),
+      gateway('apps', 'public', {
+        spec: [{ type: 'IPAddress', value: '203.0.113.9', routability: 'External' }],
+      }),
+    ];
+    let cidrs = ['10.96.0.0/12'];
+    let listed = 0;
+    const registry = new Registry();
+    const { logger, lines } = capturingLogger();
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      inputsPollMs: 5,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        listed++;
+        yield { items: stored, page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(cidrs)),
+      inputs: () => cidrs.join(','),
+      metrics: auditMetrics(registry),
+      logger,
+    });
+    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    expect(loop.lastResult()!.violations).toBe(0);
+    expect(lines.filter((l) => l.msg === 'audit: findings changed')).toHaveLength(0);
+
+    // The range shrinks: the Cluster address now lies outside every ServiceCIDR.
+    cidrs = ['10.96.0.0/16'];
+    await until(() => (loop!.lastResult()?.violations ?? 0) === 1, 'a pass after the range change');
+    const changed = lines.filter((l) => l.msg === 'audit: findings changed');
+    expect(changed.map((l) => l['gateway'])).toEqual(['apps/cluster-ip']);
+    expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([
+      { labels: { code: 'ClusterAddressOutsideServiceRange', scope: 'spec' }, value: 1 },
+    ]);
+    expect((await metric(registry, 'routability_webhook_audit_violating_gateways'))[0]!.value).toBe(1);
+    expect((await metric(registry, 'routability_webhook_audit_gateways'))[0]!.value).toBe(2);
+
+    // It grows back: the finding clears, and is logged once as cleared.
+    cidrs = ['10.96.0.0/12'];
+    await until(() => lines.some((l) => l.msg === 'audit: findings cleared'), 'the cleared line');
+    expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([]);
+    expect(listed).toBe(3);
+  });
+
+  it('skips while the rule inputs are unknown, and counts failed passes without dropping the last results', async () => {
+    const registry = new Registry();
+    const { logger, lines } = capturingLogger();
+    let ready = false;
+    let fail = false;
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      inputsPollMs: 5,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        if (fail) throw new Error('listing Gateways: HTTP 403');
+        yield { items: [gateway('a', 'g', {})], page: 1, restarted: false };
+      },
+      judge: () => (ready ? judgeWithContext(context(['10.96.0.0/12'])) : undefined),
+      inputs: () => String(ready) + String(fail),
+      metrics: auditMetrics(registry),
+      logger,
+    });
+    await until(() => lines.some((l) => l.msg.startsWith('audit: skipped')), 'the skipped pass');
+    expect(loop.lastResult()).toBeUndefined();
+    ready = true;
+    await until(() => loop!.lastResult() !== undefined, 'a pass once ready');
+    fail = true;
+    await until(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the failed pass');
+    const runs = await metric(registry, 'routability_webhook_audit_runs_total');
+    expect(runs.find((r) => r.labels['result'] === 'error')?.value).toBe(1);
+    expect(runs.find((r) => r.labels['result'] === 'success')?.value).toBe(1);
+    expect(loop.lastResult()!.gateways).toBe(1);
+    expect(loop.describe()['lastError']).toContain('HTTP 403');
+  });
+});
