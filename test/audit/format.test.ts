@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { AUDIT_FORMATTERS, auditSummaryLine, type AuditReport } from '../../src/audit/format.js';
+import type { AuditResult } from '../../src/audit/pass.js';
+
+const violation = {
+  severity: 'violation' as const,
+  check: 'spec' as const,
+  code: 'ClusterAddressOutsideServiceRange',
+  field: 'spec.addresses[0].value',
+  message:
+    'spec.addresses[0].value: Invalid value: "10.0.0.5": routability Cluster requires an address inside the service range (10.96.0.0/12)',
+  warning: 'spec.addresses[0].value: Cluster 10.0.0.5 outside the service range',
+};
+const warning = {
+  severity: 'warning' as const,
+  check: 'status' as const,
+  code: 'ExternalAddressInsideServiceRange',
+  field: 'status.addresses[0].value',
+  message: 'status.addresses[0].value: Invalid value: "10.96.0.9": <detail, with a comma & <xml>>',
+  warning: 'status.addresses[0].value: External 10.96.0.9 inside the service range',
+};
+
+const result: AuditResult = {
+  gateways: 3,
+  namespaces: 2,
+  pages: 1,
+  flagged: [
+    { namespace: 'apps', name: 'bad', findings: [violation] },
+    { namespace: 'edge', name: 'odd', findings: [warning] },
+  ],
+  violations: 1,
+  warnings: 1,
+  byCode: [
+    { code: violation.code, check: 'spec', severity: 'violation', count: 1 },
+    { code: warning.code, check: 'status', severity: 'warning', count: 1 },
+  ],
+  audited: ['apps/bad', 'apps/good', 'edge/odd'],
+};
+
+const report: AuditReport = {
+  settings: {
+    cluster: 'https://127.0.0.1:6443',
+    namespace: undefined,
+    serviceCidrs: ['10.96.0.0/12'],
+    specPolicy: 'enforce',
+    statusPolicy: 'warn',
+    revision: 'provisional',
+    allocatedIPs: true,
+  },
+  result,
+  exitCode: 1,
+};
+
+describe('audit formats', () => {
+  it('text: one line per finding naming the Gateway, then the summary with counts by code', () => {
+    expect(AUDIT_FORMATTERS.text(report)).toBe(
+      [
+        `Gateway apps/bad: ${violation.message}`,
+        `warning: Gateway edge/odd: ${warning.message}`,
+        'audited 3 Gateways in 2 namespaces: 1 violation, 1 warning (ClusterAddressOutsideServiceRange 1, ExternalAddressInsideServiceRange 1)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('summary of a clean cluster has no code list', () => {
+    expect(auditSummaryLine({ ...result, flagged: [], violations: 0, warnings: 0, byCode: [] })).toBe(
+      'audited 3 Gateways in 2 namespaces: 0 violations, 0 warnings',
+    );
+  });
+
+  it('json: versioned, with the summary, the settings and every flagged Gateway', () => {
+    const parsed = JSON.parse(AUDIT_FORMATTERS.json(report)) as Record<string, any>;
+    expect(parsed['version']).toBe(1);
+    expect(parsed['summary']).toMatchObject({ gateways: 3, violations: 1, warnings: 1, exitCode: 1 });
+    expect(parsed['settings']['serviceCidrs']).toEqual(['10.96.0.0/12']);
+    expect(parsed['gateways'].map((g: any) => [g.namespace, g.name, g.passed])).toEqual([
+      ['apps', 'bad', false],
+      ['edge', 'odd', true],
+    ]);
+    expect(parsed['gateways'][0].findings[0]).toEqual(violation);
+  });
+
+  it('github: an error or warning command per finding, titled by code, with data escaped', () => {
+    const lines = AUDIT_FORMATTERS.github(report).split('\n');
+    expect(lines[0]).toBe(
+      `::error title=ClusterAddressOutsideServiceRange::Gateway apps/bad: ${violation.message}`,
+    );
+    expect(lines[1]!.startsWith('::warning title=ExternalAddressInsideServiceRange::Gateway edge/odd:')).toBe(
+      true,
+    );
+  });
+
+  it('junit: a suite per namespace, a case per audited Gateway, failures for violations only', () => {
+    const xml = AUDIT_FORMATTERS.junit(report);
+    expect(xml).toContain('<testsuites name="routability-webhook audit" tests="3" failures="1">');
+    expect(xml).toContain('<testsuite name="apps" tests="2" failures="1">');
+    expect(xml).toContain('<testcase classname="apps" name="Gateway apps/good"/>');
+    expect(xml).toContain('<failure type="ClusterAddressOutsideServiceRange"');
+    expect(xml).toContain('&lt;detail, with a comma &amp; &lt;xml&gt;&gt;');
+    expect(xml.match(/<failure /g)).toHaveLength(1);
+  });
+});
