@@ -70,15 +70,20 @@ describe('audit formats', () => {
   });
 
   it('json: versioned, with the summary, the settings and every flagged Gateway', () => {
-    const parsed = JSON.parse(AUDIT_FORMATTERS.json(report)) as Record<string, any>;
-    expect(parsed['version']).toBe(1);
-    expect(parsed['summary']).toMatchObject({ gateways: 3, violations: 1, warnings: 1, exitCode: 1 });
-    expect(parsed['settings']['serviceCidrs']).toEqual(['10.96.0.0/12']);
-    expect(parsed['gateways'].map((g: any) => [g.namespace, g.name, g.passed])).toEqual([
+    const parsed = JSON.parse(AUDIT_FORMATTERS.json(report)) as {
+      version: number;
+      summary: Record<string, unknown>;
+      settings: { serviceCidrs: string[] };
+      gateways: { namespace: string; name: string; passed: boolean; findings: unknown[] }[];
+    };
+    expect(parsed.version).toBe(1);
+    expect(parsed.summary).toMatchObject({ gateways: 3, violations: 1, warnings: 1, exitCode: 1 });
+    expect(parsed.settings.serviceCidrs).toEqual(['10.96.0.0/12']);
+    expect(parsed.gateways.map((g) => [g.namespace, g.name, g.passed])).toEqual([
       ['apps', 'bad', false],
       ['edge', 'odd', true],
     ]);
-    expect(parsed['gateways'][0].findings[0]).toEqual(violation);
+    expect(parsed.gateways[0]!.findings[0]).toEqual(violation);
   });
 
   it('github: an error or warning command per finding, titled by code, with data escaped', () => {
