@@ -30,7 +30,7 @@ export type Resolved =
   | { readonly ok: false; readonly error: string; readonly usage: boolean };
 
 export async function resolveContext(
-  options: CheckOptions,
+  options: Pick<CheckOptions, 'rules' | 'fromCluster' | 'kubeconfig'>,
   env: Readonly<Record<string, string | undefined>>,
   loadReader: () => Promise<ReadClusterSnapshot> = loadClusterReader,
 ): Promise<Resolved> {

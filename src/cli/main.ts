@@ -13,6 +13,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   serve: () => import('./serve.js'),
   review: () => import('./review.js'),
   check: () => import('./check.js'),
+  audit: () => import('./audit.js'),
   'crd-patch': () => import('./crd-patch.js'),
   certs: () => import('./certs.js'),
 };

@@ -11,3 +11,4 @@ export {
 } from './kubeconfig.js';
 export { staticRangeSource, staticSources } from './static-source.js';
 export type { ClusterSources, RangeSource } from './types.js';
+export { gatewayPageFetcher, gatewayPages, type GatewayPage } from './gateway-pages.js';

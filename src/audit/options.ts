@@ -1,0 +1,94 @@
+/**
+ * `audit`'s flags: the rule flags every rule-running command shares, plus
+ * the namespace, the kubeconfig, the page size and the output format.
+ */
+import { envName, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
+import { AUDIT_OUTPUTS, type AuditOutput } from './format.js';
+
+export const AUDIT_FLAGS = {
+  namespace: {
+    kind: 'string',
+    short: 'n',
+    description: 'Audit the Gateways of this namespace only (default: all namespaces).',
+  },
+  ...RULE_FLAGS,
+  kubeconfig: {
+    kind: 'string',
+    description:
+      'Kubeconfig file (default: in-cluster service account, then KUBECONFIG, then ~/.kube/config).',
+  },
+  'page-size': {
+    kind: 'integer',
+    default: 250,
+    description: 'Gateways per list request (limit/continue); at most one page of objects is held at a time.',
+  },
+  output: {
+    kind: 'string',
+    short: 'o',
+    default: 'text',
+    choices: AUDIT_OUTPUTS,
+    description: 'Report format: text, json (versioned), github (workflow annotations), junit (XML).',
+  },
+  help: {
+    kind: 'boolean',
+    short: 'h',
+    default: false,
+    noEnv: true,
+    description: 'Print this help and exit.',
+  },
+} as const satisfies FlagDefinitions;
+
+export interface AuditOptions {
+  readonly namespace: string | undefined;
+  readonly rules: RuleConfig;
+  readonly kubeconfig: string | undefined;
+  readonly pageSize: number;
+  readonly output: AuditOutput;
+}
+
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function auditOptionsFrom(f: FlagValues<typeof AUDIT_FLAGS>): Parsed<AuditOptions> {
+  const rules = ruleSettingsFrom(f);
+  if (!rules.ok) return rules;
+  const namespace = f.namespace === '' ? undefined : f.namespace;
+  if (namespace !== undefined && (namespace.length > 63 || !NAMESPACE.test(namespace)))
+    return { ok: false, error: `--namespace: "${namespace}" is not a namespace name (RFC 1123 label)` };
+  const pageSize = f['page-size'];
+  if (pageSize < 1 || pageSize > 10_000)
+    return { ok: false, error: `--page-size: ${pageSize} is outside 1..10000` };
+  return {
+    ok: true,
+    value: { namespace, rules: rules.value, kubeconfig: f.kubeconfig, pageSize, output: f.output },
+  };
+}
+
+export function auditHelp(): string {
+  const lines = [
+    'Usage: routability-webhook audit [-n NAMESPACE] [--service-cidr CIDR] [flags]',
+    '',
+    "Judges the Gateways stored in the cluster with the webhook's own rules, as serve would judge",
+    'a write of them: spec as a CREATE, status as a status update. Service ranges, allocated',
+    'ClusterIPs and the GEP revision are read from the cluster, as `check --from-cluster` does.',
+    '',
+    'Flags:',
+  ];
+  const flags: FlagDefinitions = AUDIT_FLAGS;
+  for (const [name, def] of Object.entries(flags)) {
+    const value =
+      def.kind === 'boolean'
+        ? ''
+        : ` ${def.kind === 'string' && def.choices ? def.choices.join('|') : 'VALUE'}`;
+    let text = def.description;
+    if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;
+    if (!def.noEnv) text += ` [env ${envName(name)}]`;
+    lines.push(`  ${def.short ? `-${def.short}, ` : '    '}--${name}${value}`, `        ${text}`);
+  }
+  lines.push(
+    '',
+    'Exit status: 0 no violations; 1 violations; 2 usage error, or the cluster could not be read.',
+    'See docs/audit.md for the rollout guide and the JSON report.',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,60 @@
+/**
+ * `routability-webhook audit`: what the webhook would say about the Gateways
+ * already stored in the cluster. Thin on purpose: flags → context (as
+ * `check --from-cluster` builds it) → paginated list → one audit pass → format.
+ */
+import { resolveContext } from '../check/context.js';
+import { AUDIT_FORMATTERS, type AuditReport } from '../audit/format.js';
+import { judgeWithContext } from '../audit/judge.js';
+import { AUDIT_FLAGS, auditHelp, auditOptionsFrom } from '../audit/options.js';
+import { auditPass } from '../audit/pass.js';
+import { EXIT_OK, EXIT_VIOLATIONS } from '../io.js';
+import { defineCommand } from './command.js';
+
+const PAGE_TIMEOUT_MS = 30_000;
+
+export const command = defineCommand({
+  name: 'audit',
+  summary: "judge the cluster's stored Gateways as the webhook would",
+  flags: AUDIT_FLAGS,
+  help: auditHelp,
+  usageHint: () => '\nRun `routability-webhook audit --help` for usage.',
+  options: auditOptionsFrom,
+  run: async (options, { io, fail }) => {
+    const resolved = await resolveContext({ ...options, fromCluster: true }, io.env);
+    if (!resolved.ok) return fail(resolved.error, { hint: resolved.usage });
+    const cluster = await import('../cluster/index.js');
+    let loaded;
+    try {
+      loaded = cluster.loadKubeconfig({ kubeconfig: options.kubeconfig, env: io.env });
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+    const fetch = cluster.gatewayPageFetcher(loaded.kc, {
+      namespace: options.namespace,
+      pageSize: options.pageSize,
+      timeoutMs: PAGE_TIMEOUT_MS,
+    });
+    let result;
+    try {
+      result = await auditPass(cluster.gatewayPages(fetch), judgeWithContext(resolved.ctx));
+    } catch (err) {
+      return fail(`${(err as Error).message} at ${loaded.server}`);
+    }
+    const report: AuditReport = {
+      settings: {
+        cluster: loaded.server,
+        namespace: options.namespace,
+        serviceCidrs: resolved.settings.serviceCidrs,
+        specPolicy: resolved.settings.specPolicy,
+        statusPolicy: resolved.settings.statusPolicy,
+        revision: (resolved.ctx as { revision?: string }).revision ?? 'provisional',
+        allocatedIPs: resolved.settings.allocatedIPs,
+      },
+      result,
+      exitCode: result.violations > 0 ? EXIT_VIOLATIONS : EXIT_OK,
+    };
+    io.stdout.write(AUDIT_FORMATTERS[options.output](report));
+    return report.exitCode;
+  },
+});
