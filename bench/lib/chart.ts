@@ -16,13 +16,16 @@ function niceMax(v: number): number {
   return 10 * exp;
 }
 
+/** The throughput target drawn on each webhook bar: this fraction of the baseline's. */
+export const TARGET_RATIO = 0.85;
+
 export function renderChart(groups: readonly ChartGroup[], subtitle: string): string {
   const width = 760;
-  const height = 420;
+  const height = 440;
   const left = 70;
   const right = 20;
   const top = 70;
-  const bottom = 80;
+  const bottom = 100;
   const plotW = width - left - right;
   const plotH = height - top - bottom;
   const max = niceMax(Math.max(1, ...groups.flatMap((g) => [g.webhook, g.baseline])) * 1.1);
@@ -57,18 +60,35 @@ export function renderChart(groups: readonly ChartGroup[], subtitle: string): st
         `<text x="${(x + barW / 2).toFixed(1)}" y="${(y(v) - 5).toFixed(1)}" text-anchor="middle">${Math.round(v)}</text>`,
       );
     });
-    const ratioColor = g.ratio >= 0.85 ? '#276749' : '#c53030';
+    // The target, where the webhook's bar should reach: TARGET_RATIO × the baseline's throughput.
+    const tx = cx - barW - 4;
+    const ty = y(g.baseline * TARGET_RATIO).toFixed(1);
+    parts.push(
+      `<line class="target" x1="${(tx - 6).toFixed(1)}" x2="${(tx + barW + 6).toFixed(1)}" y1="${ty}" y2="${ty}" stroke="#c53030" stroke-width="2" stroke-dasharray="6 3"/>`,
+    );
+    const ratioColor = g.ratio >= TARGET_RATIO ? '#276749' : '#c53030';
     parts.push(
       `<text x="${cx.toFixed(1)}" y="${top + plotH + 20}" text-anchor="middle" font-weight="bold">${escape(g.label)}</text>`,
       `<text x="${cx.toFixed(1)}" y="${top + plotH + 38}" text-anchor="middle" fill="${ratioColor}">ratio ${g.ratio.toFixed(2)}</text>`,
     );
   });
+  // One legend entry per row, so that no label can run past the right edge.
   const lx = left + 10;
+  const rows: [string, string][] = [
+    ['#2b6cb0', 'webhook (Fastify, rules, metrics, one log line per review)'],
+    ['#a0aec0', 'baseline (node:https + JSON.parse + JSON.stringify)'],
+  ];
+  rows.forEach(([color, label], i) => {
+    const ly = height - 44 + i * 18;
+    parts.push(
+      `<rect x="${lx}" y="${ly}" width="12" height="12" fill="${color}"/>`,
+      `<text x="${lx + 18}" y="${ly + 10}">${escape(label)}</text>`,
+    );
+  });
+  const ty = height - 44 + 6;
   parts.push(
-    `<rect x="${lx}" y="${height - 24}" width="12" height="12" fill="#2b6cb0"/>`,
-    `<text x="${lx + 18}" y="${height - 14}">webhook (Fastify, rules, metrics, one log line per review)</text>`,
-    `<rect x="${lx + 370}" y="${height - 24}" width="12" height="12" fill="#a0aec0"/>`,
-    `<text x="${lx + 388}" y="${height - 14}">baseline (node:https + JSON.parse + JSON.stringify)</text>`,
+    `<line x1="${lx + 400}" x2="${lx + 424}" y1="${ty}" y2="${ty}" stroke="#c53030" stroke-width="2" stroke-dasharray="6 3"/>`,
+    `<text x="${lx + 430}" y="${ty + 4}">target: ${TARGET_RATIO} × baseline</text>`,
     '</svg>',
   );
   return parts.join('\n') + '\n';

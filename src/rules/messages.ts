@@ -276,7 +276,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
       `${field}: Invalid value: ${quote(p.value)}: a Cluster address SHOULD NOT be globally routable (GEP-5093)`,
     warning: (field, p) =>
       `${field}: Cluster address ${short(p.value)} is globally routable; GEP-5093 says it SHOULD NOT be`,
-    example: { field: 'spec.addresses[0].value', params: { value: '203.0.113.7' } },
+    example: { field: 'spec.addresses[0].value', params: { value: '34.118.224.10' } },
   },
   StatusDefaultedExternal: {
     severity: 'warning',

@@ -1,0 +1,77 @@
+/**
+ * docs/benchmarks.md agrees with itself and with its chart: the chart is the results table drawn
+ * by bench/lib/chart.ts, the figures quoted in the prose are the table's, and no legend label runs
+ * off the picture.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderChart, TARGET_RATIO } from '../../bench/lib/chart.js';
+import { REPO } from './markdown.js';
+
+const DOC = readFileSync(join(REPO, 'docs', 'benchmarks.md'), 'utf8');
+const SVG_FILE = join(REPO, 'docs', 'benchmarks-chart.svg');
+const num = (s: string) => Number(s.replace(/,/g, ''));
+
+/** Rows of the final run's results table: payload, webhook req/s, baseline req/s, median ratio. */
+function results() {
+  const section = DOC.slice(DOC.indexOf('### Results'), DOC.indexOf('### Targets'));
+  return [...section.matchAll(/^\| ([a-z-]+) \| ([\d,]+) \| ([\d,]+) \| [^|]+ \| \*\*([\d.]+)\*\* \|/gm)].map(
+    (m) => ({
+      label: m[1]!,
+      webhook: num(m[2]!),
+      baseline: num(m[3]!),
+      ratio: Number(m[4]),
+    }),
+  );
+}
+
+describe('docs/benchmarks.md', () => {
+  it('has the results table', () => {
+    expect(results().map((r) => r.label)).toEqual(['create-small', 'update-large', 'status-mutate']);
+  });
+
+  it('its chart is the results table, drawn with the target line', () => {
+    const committed = readFileSync(SVG_FILE, 'utf8');
+    const subtitle =
+      /<text[^>]*fill="#555">([^<]*)<\/text>/.exec(committed)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    const drawn = renderChart(results(), subtitle);
+    if (process.env['UPDATE_DOCS_CHART'] === '1') writeFileSync(SVG_FILE, drawn);
+    expect(committed, 'redraw with UPDATE_DOCS_CHART=1 npx vitest run test/docs/benchmarks.test.ts').toBe(
+      drawn,
+    );
+    expect(drawn.match(/class="target"/g)).toHaveLength(results().length);
+    expect(drawn).toContain(`target: ${TARGET_RATIO} × baseline`);
+  });
+
+  it('no text of the chart runs past its right edge', () => {
+    const svg = renderChart(results(), 'subtitle');
+    const width = Number(/width="(\d+)"/.exec(svg)![1]);
+    for (const m of svg.matchAll(/<text x="([\d.]+)"([^>]*)>([^<]*)<\/text>/g)) {
+      const size = Number(/font-size="(\d+)"/.exec(m[2]!)?.[1] ?? 12);
+      // Helvetica's widest common glyphs average under 0.6 em.
+      const textWidth = m[3]!.length * size * 0.6;
+      const anchor = /text-anchor="(\w+)"/.exec(m[2]!)?.[1] ?? 'start';
+      const right = Number(m[1]) + (anchor === 'start' ? textWidth : anchor === 'middle' ? textWidth / 2 : 0);
+      expect(right, `"${m[3]}" ends at ${right.toFixed(0)} of ${width}`).toBeLessThanOrEqual(width);
+    }
+  });
+
+  it('quotes readiness, peak memory and throughput as the tables give them', () => {
+    const ready = /spawn → `\/readyz` 200 \(5 runs\) \| ([\d, ]+) ms/.exec(DOC)![1]!.split(',').map(num);
+    const [lo, hi] = [Math.min(...ready), Math.max(...ready)];
+    expect(DOC).toContain(`After: ${lo}–${hi} ms`);
+    expect(DOC).toContain(`**met**: ≤ ${hi} ms`);
+
+    const peak = /\| webhook peak RSS \| ([\d.]+) MiB[^|]*per payload: ([\d., ]+) MiB/.exec(DOC)!;
+    const perPayload = peak[2]!.split(',').map(Number);
+    expect(Number(peak[1])).toBe(Math.max(...perPayload));
+    expect(DOC).toMatch(
+      new RegExp(`\\*\\*missed\\*\\* by ${(Number(peak[1]) - 120).toFixed(1)} MiB: ${peak[1]} MiB peak`),
+    );
+
+    const rps = results().map((r) => r.webhook);
+    const quoted = /at the measured ([\d,]+)–([\d,]+) reviews\/s/.exec(DOC)!;
+    expect([num(quoted[1]!), num(quoted[2]!)]).toEqual([Math.min(...rps), Math.max(...rps)]);
+  });
+});

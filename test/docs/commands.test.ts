@@ -1,0 +1,150 @@
+/**
+ * What the docs say about commands is what the commands do: every `routability-webhook <command>
+ * --flag` written anywhere in the docs names a flag that command has; `check` examples give the
+ * ranges it requires; every `npm run X` is a script of package.json; the README's statements about
+ * environment variables, `review` and the Node.js version hold.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { testApp } from '../support/app.js';
+import { runCli } from '../support/server-process.js';
+import { docFiles, REPO } from './markdown.js';
+
+const COMMANDS = ['serve', 'review', 'check', 'crd-patch', 'certs'] as const;
+const README = readFileSync(join(REPO, 'README.md'), 'utf8');
+const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  scripts: Record<string, string>;
+};
+
+interface Flag {
+  readonly name: string;
+  /** The environment variable --help names for it, if any. */
+  readonly env: string | undefined;
+}
+
+/** Flags as each command's --help prints them: `--name` on a line, and `ROUTABILITY_WEBHOOK_X` if named. */
+const help = new Map<string, Flag[]>();
+
+beforeAll(async () => {
+  for (const command of COMMANDS) {
+    const r = await runCli([command, '--help']);
+    expect(r.code, `${command} --help: ${r.stderr}`).toBe(0);
+    const flags: Flag[] = [];
+    let last: { name: string; env: string | undefined } | undefined;
+    for (const line of r.stdout.split('\n')) {
+      const flag = /^\s+(?:-\w, )?--([a-z][a-z0-9-]*)/.exec(line);
+      if (flag) {
+        last = { name: flag[1]!, env: undefined };
+        flags.push(last);
+      }
+      const env = /\b(ROUTABILITY_WEBHOOK_[A-Z0-9_]+)\b/.exec(line);
+      if (env && last) last.env = env[1];
+    }
+    help.set(command, flags);
+  }
+}, 60_000);
+
+/** Every `routability-webhook <command> …` invocation in the docs, inline or in blocks, joined over `\` line ends. */
+function invocations(): { doc: string; command: string; args: string }[] {
+  const out: { doc: string; command: string; args: string }[] = [];
+  for (const doc of docFiles()) {
+    const text = readFileSync(join(REPO, doc), 'utf8').replace(/\\\n\s*/g, ' ');
+    for (const m of text.matchAll(/routability-webhook (serve|review|check|crd-patch|certs)\b([^`\n|]*)/g))
+      out.push({ doc, command: m[1]!, args: m[2]! });
+  }
+  return out;
+}
+
+describe('command lines in the docs', () => {
+  it('name only flags their command has', () => {
+    const unknown = invocations().flatMap(({ doc, command, args }) =>
+      [...args.matchAll(/(?:^|\s|\[)--([a-z][a-z0-9-]*)/g)]
+        .map((m) => m[1]!)
+        .filter((name) => !help.get(command)!.some((f) => f.name === name))
+        .map((name) => `${doc}: routability-webhook ${command} --${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('give `check` the service ranges it requires (`--service-cidr` or `--from-cluster`)', () => {
+    const bare = invocations()
+      .filter(({ command, args }) => command === 'check' && /\s-f\s/.test(` ${args} `))
+      .filter(({ args }) => !/--service-cidr|--from-cluster/.test(args) && !/<[^>]*>\s*$/.test(args.trim()))
+      .map(({ doc, args }) => `${doc}: routability-webhook check${args}`);
+    expect(bare).toEqual([]);
+  });
+
+  it('`check` without ranges really exits 2', async () => {
+    expect((await runCli(['check', '-f', 'README.md'])).code).toBe(2);
+  });
+
+  it('name only npm scripts package.json has', () => {
+    const missing: string[] = [];
+    for (const doc of docFiles()) {
+      const text = readFileSync(join(REPO, doc), 'utf8');
+      for (const m of text.matchAll(/npm run ([a-z][\w:-]*)/g))
+        if (!(m[1]! in pkg.scripts)) missing.push(`${doc}: npm run ${m[1]}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('README: environment variables', () => {
+  it('every flag names its variable in --help, except `check -f` and the flags of `crd-patch`', () => {
+    const without = [...help].flatMap(([command, flags]) =>
+      flags.filter((f) => f.name !== 'help' && f.env === undefined).map((f) => `${command} --${f.name}`),
+    );
+    const crdPatch = help
+      .get('crd-patch')!
+      .filter((f) => f.name !== 'help')
+      .map((f) => `crd-patch --${f.name}`);
+    expect(without.sort()).toEqual(['check --filename', ...crdPatch].sort());
+    expect(README).toContain('Exceptions, which read no variable: `check -f`\nand the flags of `crd-patch`.');
+  });
+
+  it('a variable named in --help does set its flag', async () => {
+    const flag = help.get('check')!.find((f) => f.name === 'service-cidr')!;
+    expect(flag.env).toBe('ROUTABILITY_WEBHOOK_SERVICE_CIDR');
+    const r = await runCli(['check', '-f', '-'], { env: { [flag.env!]: '10.96.0.0/12' }, input: '' });
+    expect(r.code, r.stderr).toBe(0);
+  });
+});
+
+describe('README: review', () => {
+  it('needs --service-cidr, as the README says', async () => {
+    expect(README).toMatch(/\| `review` \|[^\n]*Needs `--service-cidr`/);
+    const r = await runCli(['review'], { input: '{}', env: { ROUTABILITY_WEBHOOK_SERVICE_CIDR: '' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--service-cidr');
+  });
+
+  it('prints the content the server answers, pretty-printed', async () => {
+    const fixture = readFileSync(
+      join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json'),
+      'utf8',
+    );
+    const cli = await runCli(['review', '--service-cidr', '10.96.0.0/12,fd00:10:96::/112'], {
+      input: fixture,
+    });
+    const { app } = testApp();
+    const res = await app.inject({
+      method: 'POST',
+      url: '/validate',
+      headers: { 'content-type': 'application/json' },
+      payload: fixture,
+    });
+    expect(JSON.parse(cli.stdout)).toEqual(res.json());
+    expect(cli.stdout).toBe(`${JSON.stringify(res.json(), null, 2)}\n`);
+    expect(res.body).toBe(JSON.stringify(res.json()));
+    expect(README).toContain('with the same content (pretty-printed JSON; the server sends it compact)');
+    await app.close();
+  });
+});
+
+describe('README: Node.js version', () => {
+  it("states package.json's engines range", () => {
+    expect(README).toContain(`Node.js \`${pkg.engines.node}\``);
+  });
+});
