@@ -145,6 +145,9 @@ describe('README: review', () => {
 
 describe('README: Node.js version', () => {
   it("states package.json's engines range", () => {
-    expect(README).toContain(`Node.js \`${pkg.engines.node}\``);
+    expect(
+      README.includes(`Node.js \`${pkg.engines.node}\``),
+      `README.md's quick start must say "Node.js \`${pkg.engines.node}\`" (package.json engines.node), and what CI runs on`,
+    ).toBe(true);
   });
 });

@@ -365,6 +365,7 @@ describe.skipIf(!built)('messages.md', () => {
     const answers = [
       await ask(''),
       await ask('{nope'),
+      await ask(`${'['.repeat(20_000)}${']'.repeat(20_000)}`),
       await ask('{}'),
       await ask('x', 'text/plain'),
       await ask(JSON.stringify({ pad: 'x'.repeat(8 * 1024 * 1024) })),
