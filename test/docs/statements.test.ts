@@ -45,7 +45,7 @@ function startDev(args: string[], env: NodeJS.ProcessEnv) {
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const started = new Promise<{ port: number; healthPort: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve --dev did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`serve --dev did not start:\n${out}`)), 60_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /INFO: listening\n(?:\s+\w+: .*\n)*?\s+port: (\d+)\n\s+healthPort: (\d+)/.exec(out);
@@ -112,7 +112,7 @@ describe.skipIf(!built)('README quick start: where `npm start` gets its service 
     const ready = JSON.parse(out.slice(split)) as { ready: boolean; detail: unknown };
     expect(ready.ready).toBe(true);
     expect(JSON.stringify(ready.detail)).toContain('10.96.0.0/12');
-  }, 40_000);
+  }, 90_000);
 
   it('with a kubeconfig whose cluster is unreachable: /validate answers 503 and /readyz says why', async () => {
     const kubeconfig = join(scratch, 'unreachable.kubeconfig');
@@ -143,7 +143,7 @@ describe.skipIf(!built)('README quick start: where `npm start` gets its service 
     const ports = await given.started;
     expect((await httpsPost(ports.port, '/validate', readFileSync(FIXTURE))).status).toBe(200);
     expect(read('README.md')).toContain('`npm start -- --service-cidr 10.96.0.0/12`');
-  }, 40_000);
+  }, 90_000);
 
   it('metrics.md and operations.md: no service_ranges series under --dev with the built-in range, one with --service-cidr', async () => {
     const dev = startDev(['--cert-dir', certDir], {
@@ -167,7 +167,7 @@ describe.skipIf(!built)('README quick start: where `npm start` gets its service 
     );
     expect(read('docs/metrics.md')).toContain('under `serve --dev` with the built-in default range');
     expect(read('docs/operations.md')).toContain('under `--dev` with the built-in default it is empty');
-  }, 40_000);
+  }, 90_000);
 });
 
 describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)', () => {
@@ -217,7 +217,7 @@ describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)'
       /refused requests\n\s*\(undecodable reviews, over-limit bodies, wrong content type\) at level 40/,
     );
     expect(read('docs/install.md')).toContain('at level 40 (`warn`)');
-  }, 40_000);
+  }, 90_000);
 
   it('a replica that does not know the ranges answers 503 without a log line per request', async () => {
     const unreachable = join(scratch, 'unreachable2.kubeconfig');
@@ -254,7 +254,7 @@ describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)'
     expect(read('docs/operations.md')).toContain(
       '`503` is a replica that does not know the service ranges (not logged per request',
     );
-  }, 40_000);
+  }, 90_000);
 });
 
 describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
