@@ -11,7 +11,6 @@ import { testApp } from '../support/app.js';
 import { runCli } from '../support/server-process.js';
 import { docFiles, REPO } from './markdown.js';
 
-const COMMANDS = ['serve', 'review', 'check', 'crd-patch', 'certs'] as const;
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   engines: { node: string };
@@ -27,8 +26,14 @@ interface Flag {
 /** Flags as each command's --help prints them: `--name` on a line, and `ROUTABILITY_WEBHOOK_X` if named. */
 const help = new Map<string, Flag[]>();
 
+/** The commands the executable's own --help lists. */
+let commands: string[] = [];
+
 beforeAll(async () => {
-  for (const command of COMMANDS) {
+  const top = await runCli(['--help']);
+  commands = [...top.stdout.matchAll(/^ {2}([a-z][a-z-]*) {2,}/gm)].map((m) => m[1]!);
+  expect(commands).toContain('serve');
+  for (const command of commands) {
     const r = await runCli([command, '--help']);
     expect(r.code, `${command} --help: ${r.stderr}`).toBe(0);
     const flags: Flag[] = [];
@@ -51,13 +56,18 @@ function invocations(): { doc: string; command: string; args: string }[] {
   const out: { doc: string; command: string; args: string }[] = [];
   for (const doc of docFiles()) {
     const text = readFileSync(join(REPO, doc), 'utf8').replace(/\\\n\s*/g, ' ');
-    for (const m of text.matchAll(/routability-webhook (serve|review|check|crd-patch|certs)\b([^`\n|]*)/g))
-      out.push({ doc, command: m[1]!, args: m[2]! });
+    for (const m of text.matchAll(/routability-webhook ([a-z][a-z-]*)\b([^`\n|]*)/g))
+      if (commands.includes(m[1]!)) out.push({ doc, command: m[1]!, args: m[2]! });
   }
   return out;
 }
 
 describe('command lines in the docs', () => {
+  it('README lists every command', () => {
+    const missing = commands.filter((c) => !README.includes(`| \`${c}\` |`));
+    expect(missing, "add a row to the README's commands table for each").toEqual([]);
+  });
+
   it('name only flags their command has', () => {
     const unknown = invocations().flatMap(({ doc, command, args }) =>
       [...args.matchAll(/(?:^|\s|\[)--([a-z][a-z0-9-]*)/g)]
