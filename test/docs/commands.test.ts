@@ -101,6 +101,20 @@ describe('command lines in the docs', () => {
   });
 });
 
+describe('README: serve flags', () => {
+  it('the table has a row for every flag of serve --help, and no other', () => {
+    const section = README.slice(README.indexOf('### `serve` flags'), README.indexOf('A bad flag'));
+    const rows = [...section.matchAll(/^\| (`--[^|]*) \|/gm)].flatMap((m) =>
+      [...m[1]!.matchAll(/`--([a-z-]+)`/g)].map((f) => f[1]!).filter((f) => !f.startsWith('no-')),
+    );
+    const flags = help
+      .get('serve')!
+      .map((f) => f.name)
+      .filter((f) => f !== 'help');
+    expect(rows.sort(), 'README.md "### `serve` flags" table vs serve --help').toEqual(flags.sort());
+  });
+});
+
 describe('README: environment variables', () => {
   it('every flag names its variable in --help, except `check -f` and the flags of `crd-patch`', () => {
     const without = [...help].flatMap(([command, flags]) =>
