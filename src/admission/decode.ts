@@ -1,6 +1,6 @@
 /** Decodes an AdmissionReview envelope; knows nothing of Gateways. */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { asRecord, own } from '../rules/types.js';
+import { asRecord, own } from '../json/record.js';
 import type { AdmissionRequest, AdmissionVersion } from './review.js';
 import { ADMISSION_VERSIONS } from './review.js';
 

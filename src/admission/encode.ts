@@ -1,22 +1,6 @@
 /** Turns an Outcome into the AdmissionReview the apiserver expects. */
 import type { Outcome } from './outcome.js';
-import type { AdmissionResponse, AdmissionReviewResponse, AdmissionVersion, StatusCause } from './review.js';
-
-/** Kubernetes field-error type → metav1.CauseType. */
-const CAUSE_TYPES: Readonly<Record<string, string>> = {
-  'Invalid value': 'FieldValueInvalid',
-  'Unsupported value': 'FieldValueNotSupported',
-  'Too long': 'FieldValueTooLong',
-  'Required value': 'FieldValueRequired',
-  Forbidden: 'FieldValueForbidden',
-};
-
-/** `spec.x: Invalid value: "v": detail` → cause {field, reason FieldValueInvalid, message `Invalid value: "v": detail`}. */
-export function causeOf(field: string, message: string): StatusCause {
-  const rest = message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
-  const type = rest.slice(0, rest.indexOf(':'));
-  return { field, reason: CAUSE_TYPES[type] ?? 'FieldValueInvalid', message: rest };
-}
+import type { AdmissionResponse, AdmissionReviewResponse, AdmissionVersion } from './review.js';
 
 export function encodeReview(
   version: AdmissionVersion,
@@ -51,7 +35,9 @@ export function encodeReview(
           code: 403,
           reason: 'Forbidden',
           message: outcome.message,
-          details: { causes: outcome.causes.map((c) => causeOf(c.field, c.message)) },
+          details: {
+            causes: outcome.causes.map((c) => ({ field: c.field, reason: c.reason, message: c.message })),
+          },
         },
         ...extras,
       };

@@ -6,7 +6,9 @@
 export interface FieldCause {
   /** `spec.addresses[0].value` */
   readonly field: string;
-  /** The full field-error sentence (`<field>: Invalid value: …`). */
+  /** The field-error type as a `metav1.CauseType` (`FieldValueInvalid`, `FieldValueNotSupported`, …). */
+  readonly reason: string;
+  /** The field error without its field (`Invalid value: "v": detail`). */
   readonly message: string;
 }
 

@@ -1,27 +1,24 @@
 /**
  * Evaluation: runs the engine on one Gateway object exactly as the cluster
  * would see it — spec as a CREATE, and status (when the manifest carries one)
- * as a status update, with the mutating webhook's defaulting notices.
+ * as a status update, with the mutating webhook's defaulting notices. The
+ * object is read once and the three reviews share that reading.
  */
 import {
-  mutateGateway,
-  validateGateway,
+  mutateGatewayReview,
+  readGateway,
+  reviewOf,
+  validateGatewayReview,
   type Finding,
   type RuleContext,
   type ValidationResult,
 } from '../rules/index.js';
-import { asRecord, own } from '../rules/types.js';
 import type { Severity } from './report.js';
 
 export interface Evaluated {
   readonly severity: Severity;
   readonly check: 'spec' | 'status';
   readonly finding: Finding;
-}
-
-function hasStatus(object: unknown): boolean {
-  const status = own(asRecord(object), 'status');
-  return status !== undefined && status !== null;
 }
 
 export function evaluateGateway(object: unknown, ctx: RuleContext): Evaluated[] {
@@ -31,11 +28,15 @@ export function evaluateGateway(object: unknown, ctx: RuleContext): Evaluated[] 
     for (const finding of [...result.warned, ...result.notices])
       out.push({ severity: 'warning', check, finding });
   };
-  collect('spec', validateGateway({ operation: 'CREATE', subResource: '', object }, ctx));
-  if (hasStatus(object)) {
-    const request = { operation: 'UPDATE', subResource: 'status', object };
-    collect('status', validateGateway(request, ctx));
-    for (const finding of mutateGateway(request, ctx).notices)
+  const gateway = readGateway(object);
+  collect(
+    'spec',
+    validateGatewayReview(reviewOf({ operation: 'CREATE', subResource: '', object }, gateway), ctx),
+  );
+  if (gateway.hasStatus) {
+    const review = reviewOf({ operation: 'UPDATE', subResource: 'status', object }, gateway);
+    collect('status', validateGatewayReview(review, ctx));
+    for (const finding of mutateGatewayReview(review, ctx).notices)
       out.push({ severity: 'warning', check: 'status', finding });
   }
   return out;

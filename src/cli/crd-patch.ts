@@ -18,7 +18,7 @@ import {
   routabilityPatch,
 } from '../crd/patch.js';
 import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
-import type { GepRevision } from '../rules/revision.js';
+import type { GepRevision } from '../rules/index.js';
 import { EXIT_OK, readAll, writeLine, type CommandIO } from '../io.js';
 import { defineCommand, type CommandRun } from './command.js';
 

@@ -4,7 +4,7 @@ import { createReviewDecoder } from '../admission/decode.js';
 import { helpText, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
 import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rules.js';
 import { EXIT_OK, readAll, writeLine } from '../io.js';
-import type { ServiceRanges } from '../rules/networks.js';
+import type { ServiceRanges } from '../rules/index.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import { defineCommand } from './command.js';
 

@@ -5,7 +5,7 @@
  */
 import { describeCrdRevision, revisionOfGatewayCrd } from '../crd/revision.js';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
-import type { GepRevision } from '../rules/revision.js';
+import type { GepRevision } from '../rules/index.js';
 
 export const GEP_REVISION_FLAG_HINT =
   'set --gep-revision provisional or experimental (ROUTABILITY_WEBHOOK_GEP_REVISION)';

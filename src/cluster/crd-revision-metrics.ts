@@ -1,7 +1,7 @@
 /** Metrics of the GEP-5093 revision in force, registered once per registry. */
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { GEP_REVISIONS, type GepRevision } from '../rules/revision.js';
+import { GEP_REVISIONS, type GepRevision } from '../rules/index.js';
 
 export interface RevisionMetrics {
   /** 1 for the revision the rules use, 0 for the other (both 0 while it is unknown). */

@@ -13,7 +13,7 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubern
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
-import type { GepRevision } from '../rules/revision.js';
+import type { GepRevision } from '../rules/index.js';
 import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from './crd-revision-decision.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
 import { clusterMetrics } from './metrics.js';

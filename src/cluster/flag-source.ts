@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ServiceRanges } from '../rules/networks.js';
+import type { ServiceRanges } from '../rules/index.js';
 import { clusterMetrics } from './metrics.js';
 import { staticSources } from './static-source.js';
 import type { ClusterSources } from './types.js';

@@ -6,8 +6,8 @@
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { parseIP } from '../rules/ip.js';
-import type { AllocatedIPs, IPAddressHolder } from '../rules/types.js';
+import { parseIP } from '../rules/index.js';
+import type { AllocatedIPs, IPAddressHolder } from '../rules/index.js';
 import type { ClusterMetrics } from './metrics.js';
 import { startResourceWatch, type BackoffOptions, type WatchHealth } from './watch.js';
 

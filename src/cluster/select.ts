@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { DEV_SERVICE_CIDR, type ServeConfig } from '../config/serve.js';
-import { ServiceRanges } from '../rules/networks.js';
+import { ServiceRanges } from '../rules/index.js';
 import { startIPAddressWatch, type IPAddressWatch } from './ip-addresses.js';
 import {
   findKubeconfig,

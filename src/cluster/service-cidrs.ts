@@ -6,7 +6,7 @@
 import { NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { ServiceRanges, type ServiceCidrInput } from '../rules/networks.js';
+import { ServiceRanges, type ServiceCidrInput } from '../rules/index.js';
 import type { ClusterMetrics } from './metrics.js';
 import type { RangeSource } from './types.js';
 import { startResourceWatch, type BackoffOptions } from './watch.js';

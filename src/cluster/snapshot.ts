@@ -2,8 +2,8 @@
  * One-shot read of the cluster's service ranges and allocated IPs, for
  * `check --from-cluster`: lists once, watches nothing.
  */
-import type { ServiceRanges } from '../rules/networks.js';
-import type { AllocatedIPs } from '../rules/types.js';
+import type { ServiceRanges } from '../rules/index.js';
+import type { AllocatedIPs } from '../rules/index.js';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
 import { holdersFromIPAddresses, ipAddressLister } from './ip-addresses.js';
 import { loadKubeconfig, type KubeconfigOptions } from './kubeconfig.js';

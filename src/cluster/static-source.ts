@@ -1,4 +1,4 @@
-import type { ServiceRanges } from '../rules/networks.js';
+import type { ServiceRanges } from '../rules/index.js';
 import type { ClusterSources, RangeSource } from './types.js';
 
 /** Ranges fixed at start-up (the --service-cidr flag, or --dev's embedded default). */

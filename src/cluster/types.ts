@@ -1,5 +1,5 @@
-import type { AllocatedIPs } from '../rules/types.js';
-import type { ServiceRanges } from '../rules/networks.js';
+import type { AllocatedIPs } from '../rules/index.js';
+import type { ServiceRanges } from '../rules/index.js';
 
 /** Where the live service ranges come from, and whether they are known. */
 export interface RangeSource {

@@ -4,9 +4,9 @@
  * is declared in RULE_FLAGS, validated in ruleSettingsFrom and carried into
  * RuleContext by ruleContext: the three commands then take it alike.
  */
-import { ServiceRanges } from '../rules/networks.js';
-import { ROUTABILITY_MAX_LENGTH } from '../rules/routability.js';
-import type { AllocatedIPs, Policy, RuleContext } from '../rules/types.js';
+import { ServiceRanges } from '../rules/index.js';
+import { ROUTABILITY_MAX_LENGTH } from '../rules/index.js';
+import type { AllocatedIPs, Policy, RuleContext } from '../rules/index.js';
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 
 export const RULE_FLAGS = {

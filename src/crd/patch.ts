@@ -8,7 +8,8 @@
  * if the CRD's layout ever changes. Annotations are never touched (Gateway
  * API's safe-upgrades policy looks at the bundle-version annotation).
  */
-import type { GepRevision } from '../rules/revision.js';
+import { asRecord, own } from '../json/record.js';
+import type { GepRevision } from '../rules/index.js';
 import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
 import {
   provisionalRoutabilitySchema,
@@ -59,14 +60,14 @@ export function routabilityPatch(revision: GepRevision = 'provisional'): JsonPat
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return asRecord(value) !== undefined;
 }
 
 function at(doc: unknown, path: readonly (string | number)[]): unknown {
   let node = doc;
   for (const key of path) {
     if (typeof key === 'number') node = Array.isArray(node) ? node[key] : undefined;
-    else node = isObject(node) && Object.prototype.hasOwnProperty.call(node, key) ? node[key] : undefined;
+    else node = own(asRecord(node), key);
   }
   return node;
 }

@@ -12,8 +12,9 @@
  * - anything else (another pattern, a CEL rule this code cannot evaluate, or
  *   versions/lists that disagree) is undecidable: the caller must not guess.
  */
-import type { GepRevision } from '../rules/revision.js';
-import { ROUTABILITY_PATTERN } from '../rules/routability.js';
+import { asRecord, own } from '../json/record.js';
+import type { GepRevision } from '../rules/index.js';
+import { ROUTABILITY_PATTERN } from '../rules/index.js';
 import {
   UPSTREAM_ROUTABILITY_MAX_LENGTH,
   UPSTREAM_ROUTABILITY_MESSAGE,
@@ -23,11 +24,11 @@ import {
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return asRecord(value) !== undefined;
 }
 
 function member(value: unknown, key: string): unknown {
-  return isObject(value) && Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;
+  return own(asRecord(value), key);
 }
 
 export type SchemaVerdict =

@@ -8,8 +8,8 @@
  *   has it: maxLength 253 and one CEL rule (with its message) that admits `""`,
  *   Cluster and `<DNS-1123 subdomain>/<path>` outside `k8s.io`.
  */
-import type { GepRevision } from '../rules/revision.js';
-import { ROUTABILITY_MAX_LENGTH, ROUTABILITY_PATTERN } from '../rules/routability.js';
+import type { GepRevision } from '../rules/index.js';
+import { ROUTABILITY_MAX_LENGTH, ROUTABILITY_PATTERN } from '../rules/index.js';
 
 /** Upstream's CEL rule on spec and status `routability`, verbatim. */
 export const UPSTREAM_ROUTABILITY_RULE =

@@ -1,8 +1,8 @@
 /** The status defaulting patch: GEP-5093 reads an unset status routability as External; make it explicit. */
 import { parseIP } from './ip.js';
-import { isClusterDomainHostname, readAddresses } from './routability.js';
-import { STATUS_ADDRESSES } from './status.js';
-import { asRecord, finding, own, type Finding, type GatewayRequest, type RuleContext } from './types.js';
+import { isStatusWrite, type GatewayReview } from './review.js';
+import { isClusterDomainHostname } from './routability.js';
+import { finding, type Finding, type RuleContext } from './types.js';
 
 export interface JsonPatchOperation {
   readonly op: 'add';
@@ -23,13 +23,11 @@ const NOTHING: MutationResult = { patch: [], notices: [] };
  * address that has none. Only indices that exist, and a second pass over the
  * patched object yields nothing, since the apiserver may call us twice.
  */
-export function mutateGateway(request: GatewayRequest, ctx: RuleContext): MutationResult {
-  if (request.operation !== 'UPDATE' || request.subResource !== 'status') return NOTHING;
-  const status = asRecord(own(asRecord(request.object), 'status'));
-  const { entries } = readAddresses(own(status, 'addresses'), STATUS_ADDRESSES);
+export function mutateGatewayReview(review: GatewayReview, ctx: RuleContext): MutationResult {
+  if (!isStatusWrite(review)) return NOTHING;
   const patch: JsonPatchOperation[] = [];
   const notices: Finding[] = [];
-  for (const entry of entries) {
+  for (const entry of review.gateway.status.entries) {
     if (entry.routability !== undefined) continue;
     patch.push({ op: 'add', path: entry.field.child('routability').toPointer(), value: 'External' });
     if (typeof entry.value !== 'string') continue;

@@ -1,9 +1,10 @@
 /** Routability value syntax and the per-address rules shared by spec and status. */
 import type { FieldPath } from './field-path.js';
+import type { AddressEntry } from './gateway.js';
+import { jsonText } from './json-text.js';
 import { isGloballyRoutable, parseIP, type ParsedIP } from './ip.js';
 import { reservedKind as reservedKindOf } from './networks.js';
-import { jsonText } from './json-text.js';
-import { asRecord, finding, own, type Finding, type RuleContext } from './types.js';
+import { finding, type Finding, type RuleContext } from './types.js';
 
 /**
  * The routability pattern, anchored as a whole. AddressType's upstream pattern
@@ -16,52 +17,6 @@ export const ROUTABILITY_MAX_LENGTH = 253;
 const ROUTABILITY_RE = new RegExp(ROUTABILITY_PATTERN);
 
 export type WellKnown = 'External' | 'Cluster';
-
-/** One entry of spec.addresses or status.addresses, read defensively. */
-export interface AddressEntry {
-  readonly field: FieldPath;
-  /** `type`, defaulted to IPAddress as the CRD does. */
-  readonly type: unknown;
-  readonly value: unknown;
-  /** undefined when unset (absent or null). */
-  readonly routability: unknown;
-}
-
-/** Reads an address list; anything that is not a list of objects becomes a finding. */
-export function readAddresses(
-  list: unknown,
-  field: FieldPath,
-): { entries: AddressEntry[]; findings: Finding[] } {
-  const entries: AddressEntry[] = [];
-  const findings: Finding[] = [];
-  if (list === undefined || list === null) return { entries, findings };
-  if (!Array.isArray(list)) {
-    findings.push(finding('AddressesMalformed', field, { value: list, expected: 'a list of addresses' }));
-    return { entries, findings };
-  }
-  list.forEach((item: unknown, i) => {
-    const record = asRecord(item);
-    const itemField = field.index(i);
-    if (!record) {
-      findings.push(
-        finding('AddressesMalformed', itemField, {
-          value: item,
-          expected: 'an object with type, value and routability',
-        }),
-      );
-      return;
-    }
-    const type = own(record, 'type');
-    const routability = own(record, 'routability');
-    entries.push({
-      field: itemField,
-      type: type === undefined || type === null ? 'IPAddress' : type,
-      value: own(record, 'value') ?? undefined,
-      routability: routability === null ? undefined : routability,
-    });
-  });
-  return { entries, findings };
-}
 
 /** One part of an entry key: strings length-prefixed (so no two keys collide), anything else as JSON. */
 function keyPart(value: unknown): string {

@@ -1,9 +1,7 @@
 /** Rules for spec.addresses: what a user may request. */
-import { FieldPath } from './field-path.js';
-import { checkAddressScope, checkRoutabilitySyntax, isWellKnown, type AddressEntry } from './routability.js';
+import type { AddressEntry } from './gateway.js';
+import { checkAddressScope, checkRoutabilitySyntax, isWellKnown } from './routability.js';
 import { finding, type Finding, type RuleContext } from './types.js';
-
-export const SPEC_ADDRESSES = FieldPath.root('spec', 'addresses');
 
 export function checkSpecAddress(
   entry: AddressEntry,

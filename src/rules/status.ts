@@ -1,17 +1,15 @@
 /** Rules for status.addresses and the AddressesAssigned condition: is the report honest? */
-import { FieldPath } from './field-path.js';
+import type { FieldPath } from './field-path.js';
 import {
-  addressIdentity,
-  checkAddressScope,
-  checkRoutabilitySyntax,
-  isWellKnown,
+  findCondition,
+  STATUS_CONDITIONS,
   type AddressEntry,
-} from './routability.js';
+  type ConditionView,
+  type GatewayView,
+} from './gateway.js';
+import { addressIdentity, checkAddressScope, checkRoutabilitySyntax, isWellKnown } from './routability.js';
 import { jsonText, plainText } from './json-text.js';
-import { asRecord, finding, own, type Finding, type Record_, type RuleContext } from './types.js';
-
-export const STATUS_ADDRESSES = FieldPath.root('status', 'addresses');
-const STATUS_CONDITIONS = FieldPath.root('status', 'conditions');
+import { finding, type Finding, type RuleContext } from './types.js';
 
 /** What spec requested, indexed once per request for the substitution rule. */
 export interface SpecRequests {
@@ -74,53 +72,29 @@ export function checkStatusAddress(entry: AddressEntry, ctx: RuleContext, reques
   return out;
 }
 
-function conditionsOf(status: Record_ | undefined): { record: Record_; index: number }[] {
-  const list = own(status, 'conditions');
-  if (!Array.isArray(list)) return [];
-  const out: { record: Record_; index: number }[] = [];
-  list.forEach((c: unknown, index) => {
-    const record = asRecord(c);
-    if (record) out.push({ record, index });
-  });
-  return out;
-}
-
-function findCondition(
-  status: Record_ | undefined,
-  type: string,
-): { record: Record_; index: number } | undefined {
-  return conditionsOf(status).find((c) => own(c.record, 'type') === type);
-}
-
 /** The condition pair the consistency rule reads; equal pairs are ratcheted. */
-export function conditionKey(status: Record_ | undefined): string {
-  const pick = (c: { record: Record_ } | undefined) =>
-    c ? [own(c.record, 'status'), own(c.record, 'reason'), own(c.record, 'message')] : null;
-  return jsonText([
-    pick(findCondition(status, 'AddressesAssigned')),
-    pick(findCondition(status, 'Programmed')),
-  ]);
+export function conditionKey(view: GatewayView): string {
+  const pick = (c: ConditionView | undefined) => (c ? [c.status, c.reason, c.message] : null);
+  return jsonText([pick(findCondition(view, 'AddressesAssigned')), pick(findCondition(view, 'Programmed'))]);
 }
 
 /** GEP-5093's AddressesAssigned condition: valid pairs, and what each implies. */
-export function checkAddressesAssigned(status: Record_ | undefined): Finding[] {
-  const assigned = findCondition(status, 'AddressesAssigned');
+export function checkAddressesAssigned(view: GatewayView): Finding[] {
+  const assigned = findCondition(view, 'AddressesAssigned');
   if (!assigned) return [];
   const field = STATUS_CONDITIONS.index(assigned.index);
-  const conditionStatus = own(assigned.record, 'status');
-  const reason = own(assigned.record, 'reason');
-  const s = typeof conditionStatus === 'string' ? conditionStatus : plainText(conditionStatus);
-  const r = typeof reason === 'string' ? reason : plainText(reason);
+  const s = typeof assigned.status === 'string' ? assigned.status : plainText(assigned.status);
+  const r = typeof assigned.reason === 'string' ? assigned.reason : plainText(assigned.reason);
   if (s === 'True' && r === 'Assigned') return [];
   if (s === 'False' && r === 'PartiallyAssigned') {
-    const message = own(assigned.record, 'message');
+    const message = assigned.message;
     if (typeof message === 'string' && message.trim() !== '') return [];
     return [finding('AddressesAssignedInconsistent', field.child('message'), { problem: 'message' })];
   }
   if (s === 'False' && r === 'NotAssigned') {
-    const programmed = findCondition(status, 'Programmed');
-    const ps = programmed ? own(programmed.record, 'status') : undefined;
-    const pr = programmed ? own(programmed.record, 'reason') : undefined;
+    const programmed = findCondition(view, 'Programmed');
+    const ps = programmed?.status;
+    const pr = programmed?.reason;
     if (ps === 'False' && pr === 'AddressNotAssigned') return [];
     return [
       finding('AddressesAssignedInconsistent', field, {

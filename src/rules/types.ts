@@ -1,5 +1,6 @@
 import type { FieldPath } from './field-path.js';
-import { CATALOGUE, clampWarning, type ParamsOf, type RuleCode } from './messages.js';
+import { renderFieldErrorBody, type ErrorType } from './field-error.js';
+import { CATALOGUE, clampWarning, type Entry, type ParamsOf, type RuleCode } from './messages.js';
 import type { ServiceRanges } from './networks.js';
 
 export type Policy = 'enforce' | 'warn';
@@ -49,34 +50,28 @@ export interface Finding {
   readonly code: RuleCode;
   readonly field: FieldPath;
   readonly severity: 'violation' | 'warning';
-  /** Full Kubernetes field-error sentence. */
+  /** The Kubernetes field-error type; `details.causes[].reason` of a denial. */
+  readonly type: ErrorType;
+  /** The field error after `<field>: ` (`Invalid value: "v": detail`), as `field.Error.ErrorBody()`. */
+  readonly body: string;
+  /** Full Kubernetes field-error sentence: `<field>: <body>`. */
   readonly message: string;
   /** Compact form (≤ 120 characters) for admission warnings. */
   readonly warning: string;
 }
 
 export function finding<C extends RuleCode>(code: C, field: FieldPath, params: ParamsOf<C>): Finding {
-  const entry = CATALOGUE[code];
+  const entry = CATALOGUE[code] as Entry<ParamsOf<C>>;
   const path = field.toString();
+  const parts = entry.parts(params);
+  const body = renderFieldErrorBody(parts);
   return {
     code,
     field,
     severity: entry.severity,
-    message: entry.message(path, params),
+    type: parts.type,
+    body,
+    message: `${path}: ${body}`,
     warning: clampWarning(entry.warning(path, params)),
   };
-}
-
-export type Record_ = Readonly<Record<string, unknown>>;
-
-/** A plain JSON object, or undefined: arrays and primitives are not records. */
-export function asRecord(value: unknown): Record_ | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record_)
-    : undefined;
-}
-
-/** Reads an own property only, so `constructor` or `__proto__` keys never reach Object.prototype. */
-export function own(record: Record_ | undefined, key: string): unknown {
-  return record !== undefined && Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
 }

@@ -2,10 +2,17 @@
  * The two Gateway webhooks: admission requests in, Outcomes out. This is the
  * only place that knows both the AdmissionReview protocol and the rules.
  */
-import { ALLOWED_UNTOUCHED, type Outcome } from '../admission/outcome.js';
+import { ALLOWED_UNTOUCHED, type FieldCause, type Outcome } from '../admission/outcome.js';
 import type { AdmissionRequest } from '../admission/review.js';
-import { MAX_REPORTED_VIOLATIONS, mutateGateway, validateGateway } from '../rules/index.js';
-import type { RuleContext } from '../rules/types.js';
+import {
+  MAX_REPORTED_VIOLATIONS,
+  mutateGatewayReview,
+  reviewOf,
+  validateGatewayReview,
+  type Finding,
+  type GatewayReview,
+  type RuleContext,
+} from '../rules/index.js';
 
 export type WebhookName = 'validate' | 'mutate';
 export type Webhook = (request: AdmissionRequest, ctx: RuleContext) => Outcome;
@@ -17,20 +24,26 @@ export function isGatewayRequest(request: AdmissionRequest): boolean {
   return request.resource.group === GATEWAY_GROUP && request.resource.resource === 'gateways';
 }
 
-function gatewayRequest(request: AdmissionRequest) {
-  return {
+/** The request with its Gateway objects read once, as the engine reviews them. */
+function gatewayReview(request: AdmissionRequest): GatewayReview {
+  return reviewOf({
     operation: request.operation,
     subResource: request.subResource,
     namespace: request.namespace,
     name: request.name,
     object: request.object,
     oldObject: request.oldObject,
-  };
+  });
+}
+
+/** A finding as a `details.causes[]` entry: its type is the reason, no text is parsed back. */
+function causeOf(f: Finding): FieldCause {
+  return { field: f.field.toString(), reason: f.type, message: f.body };
 }
 
 export const validateReview: Webhook = (request, ctx) => {
   if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
-  const result = validateGateway(gatewayRequest(request), ctx);
+  const result = validateGatewayReview(gatewayReview(request), ctx);
   const codes = [
     ...new Set(
       [...result.violations, ...result.warned, ...result.ratcheted, ...result.notices].map((f) => f.code),
@@ -41,16 +54,14 @@ export const validateReview: Webhook = (request, ctx) => {
   return {
     kind: 'denied',
     message: result.message,
-    causes: result.violations
-      .slice(0, MAX_REPORTED_VIOLATIONS)
-      .map((f) => ({ field: f.field.toString(), message: f.message })),
+    causes: result.violations.slice(0, MAX_REPORTED_VIOLATIONS).map(causeOf),
     ...common,
   };
 };
 
 export const mutateReview: Webhook = (request, ctx) => {
   if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
-  const result = mutateGateway(gatewayRequest(request), ctx);
+  const result = mutateGatewayReview(gatewayReview(request), ctx);
   const defaulted = result.patch.length;
   return {
     kind: 'patched',

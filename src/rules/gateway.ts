@@ -1,0 +1,129 @@
+/**
+ * One defensive reading of a Gateway object. Everything the rules, the webhook
+ * adapter and `check` need from a Gateway comes from this view: who it is, its
+ * spec and status address entries with their effective values, its status
+ * conditions, and findings about a shape the CRD would refuse. Nothing here
+ * throws, whatever the object holds.
+ */
+import { asRecord, own, type JsonRecord } from '../json/record.js';
+import { FieldPath } from './field-path.js';
+import { finding, type Finding } from './types.js';
+
+export const SPEC_ADDRESSES = FieldPath.root('spec', 'addresses');
+export const STATUS_ADDRESSES = FieldPath.root('status', 'addresses');
+export const STATUS_CONDITIONS = FieldPath.root('status', 'conditions');
+
+/** One entry of spec.addresses or status.addresses, read defensively. */
+export interface AddressEntry {
+  readonly field: FieldPath;
+  /** `type`, defaulted to IPAddress as the CRD does. */
+  readonly type: unknown;
+  /** undefined when absent or null. */
+  readonly value: unknown;
+  /** undefined when unset (absent or null). */
+  readonly routability: unknown;
+}
+
+/** An address list: its well-formed entries, and findings about the rest. */
+export interface AddressList {
+  readonly entries: readonly AddressEntry[];
+  readonly findings: readonly Finding[];
+}
+
+/** One object of status.conditions, with its index in the list. */
+export interface ConditionView {
+  readonly index: number;
+  readonly type: unknown;
+  readonly status: unknown;
+  readonly reason: unknown;
+  readonly message: unknown;
+}
+
+export interface GatewayView {
+  /** metadata.namespace and metadata.name when they are strings. */
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly spec: AddressList;
+  /** True when the object carries a status (not absent, not null). */
+  readonly hasStatus: boolean;
+  readonly status: AddressList;
+  readonly conditions: readonly ConditionView[];
+}
+
+const NO_ADDRESSES: AddressList = { entries: [], findings: [] };
+
+/** Reads an address list; anything that is not a list of objects becomes a finding. */
+export function readAddresses(list: unknown, field: FieldPath): AddressList {
+  if (list === undefined || list === null) return NO_ADDRESSES;
+  if (!Array.isArray(list))
+    return {
+      entries: [],
+      findings: [finding('AddressesMalformed', field, { value: list, expected: 'a list of addresses' })],
+    };
+  const entries: AddressEntry[] = [];
+  const findings: Finding[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i];
+    const record = asRecord(item);
+    const itemField = field.index(i);
+    if (!record) {
+      findings.push(
+        finding('AddressesMalformed', itemField, {
+          value: item,
+          expected: 'an object with type, value and routability',
+        }),
+      );
+      continue;
+    }
+    const type = own(record, 'type');
+    const routability = own(record, 'routability');
+    entries.push({
+      field: itemField,
+      type: type === undefined || type === null ? 'IPAddress' : type,
+      value: own(record, 'value') ?? undefined,
+      routability: routability === null ? undefined : routability,
+    });
+  }
+  return { entries, findings };
+}
+
+function readConditions(status: JsonRecord | undefined): ConditionView[] {
+  const list = own(status, 'conditions');
+  if (!Array.isArray(list)) return [];
+  const out: ConditionView[] = [];
+  for (let index = 0; index < list.length; index++) {
+    const record = asRecord(list[index]);
+    if (!record) continue;
+    out.push({
+      index,
+      type: own(record, 'type'),
+      status: own(record, 'status'),
+      reason: own(record, 'reason'),
+      message: own(record, 'message'),
+    });
+  }
+  return out;
+}
+
+const stringOrUndefined = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+/** The view of a Gateway object; `undefined` or a non-object reads as an empty Gateway. */
+export function readGateway(object: unknown): GatewayView {
+  const record = asRecord(object);
+  const metadata = asRecord(own(record, 'metadata'));
+  const rawStatus = own(record, 'status');
+  const status = asRecord(rawStatus);
+  return {
+    namespace: stringOrUndefined(own(metadata, 'namespace')),
+    name: stringOrUndefined(own(metadata, 'name')),
+    spec: readAddresses(own(asRecord(own(record, 'spec')), 'addresses'), SPEC_ADDRESSES),
+    hasStatus: rawStatus !== undefined && rawStatus !== null,
+    status: readAddresses(own(status, 'addresses'), STATUS_ADDRESSES),
+    conditions: readConditions(status),
+  };
+}
+
+/** The condition of that type, the first one when a list repeats it. */
+export function findCondition(view: GatewayView, type: string): ConditionView | undefined {
+  return view.conditions.find((c) => c.type === type);
+}

@@ -1,0 +1,161 @@
+/**
+ * The validating side of the engine: runs the spec or the status rules over a
+ * reviewed Gateway and decides, per policy and ratcheting, what denies, what
+ * warns and what is only noted.
+ */
+import type { AddressEntry, AddressList } from './gateway.js';
+import { isSpecWrite, isStatusWrite, type GatewayReview } from './review.js';
+import { entryKey } from './routability.js';
+import { checkSpecAddress } from './spec.js';
+import { checkAddressesAssigned, checkStatusAddress, conditionKey, indexSpecRequests } from './status.js';
+import { finding, type Finding, type Policy, type RuleContext } from './types.js';
+import { budgetWarnings } from './warnings.js';
+
+export interface ValidationResult {
+  readonly allowed: boolean;
+  /** Findings that deny the request (enforce policy). */
+  readonly violations: readonly Finding[];
+  /** Findings reported as warnings because their policy is `warn`. */
+  readonly warned: readonly Finding[];
+  /** Findings on unchanged entries, allowed by ratcheting. */
+  readonly ratcheted: readonly Finding[];
+  /** Warning-only findings (never deny). */
+  readonly notices: readonly Finding[];
+  /** The aggregated denial message, Kubernetes style; empty when allowed. */
+  readonly message: string;
+  /** Admission warnings, each ≤ 120 characters, within the apiserver's total budget. */
+  readonly warnings: readonly string[];
+  readonly auditAnnotations: Readonly<Record<string, string>>;
+}
+
+/** Which list a finding belongs to, and so which policy decides it. */
+type Scope = 'spec' | 'status';
+
+interface Collected {
+  scope: Scope;
+  finding: Finding;
+  ratcheted: boolean;
+}
+
+function unchangedKeys(old: readonly AddressEntry[]): Set<string> {
+  return new Set(old.map(entryKey));
+}
+
+function collectList(
+  scope: Scope,
+  list: AddressList,
+  old: ReadonlySet<string>,
+  check: (entry: AddressEntry) => Finding[],
+  out: Collected[],
+): void {
+  for (const f of list.findings) out.push({ scope, finding: f, ratcheted: false });
+  for (const entry of list.entries) {
+    const ratcheted = old.size > 0 && old.has(entryKey(entry));
+    for (const f of check(entry)) out.push({ scope, finding: f, ratcheted });
+  }
+}
+
+function collectSpec(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
+  const old = review.operation === 'UPDATE' ? unchangedKeys(review.old.spec.entries) : new Set<string>();
+  const identity = review.identity;
+  collectList('spec', review.gateway.spec, old, (entry) => checkSpecAddress(entry, ctx, identity), out);
+}
+
+function collectStatus(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
+  const gateway = review.gateway;
+  const requests = indexSpecRequests(gateway.spec.entries);
+  const old = unchangedKeys(review.old.status.entries);
+  collectList('status', gateway.status, old, (entry) => checkStatusAddress(entry, ctx, requests), out);
+  const conditionsUnchanged = review.old.hasStatus && conditionKey(gateway) === conditionKey(review.old);
+  for (const f of checkAddressesAssigned(gateway))
+    out.push({ scope: 'status', finding: f, ratcheted: conditionsUnchanged });
+}
+
+/**
+ * How many violations a message and its causes carry at most. A real Gateway has
+ * at most 16 addresses per list; a hostile object with thousands must not turn
+ * into a multi-megabyte answer.
+ */
+export const MAX_REPORTED_VIOLATIONS = 32;
+
+/** Kubernetes' aggregate rendering: one error as is, several as `[a, b]`. */
+export function aggregateMessage(findings: readonly Finding[]): string {
+  if (findings.length === 0) return '';
+  if (findings.length === 1) return findings[0]!.message;
+  const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => f.message);
+  if (findings.length > MAX_REPORTED_VIOLATIONS)
+    shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  return `[${shown.join(', ')}]`;
+}
+
+function summarise(findings: readonly Finding[]): string {
+  const shown = findings.slice(0, MAX_REPORTED_VIOLATIONS).map((f) => `${f.code}@${f.field.toString()}`);
+  if (findings.length > MAX_REPORTED_VIOLATIONS)
+    shown.push(`and ${findings.length - MAX_REPORTED_VIOLATIONS} more`);
+  return shown.join(', ');
+}
+
+/** Validates a Gateway CREATE/UPDATE (spec rules) or a gateways/status UPDATE (status rules). */
+export function validateGatewayReview(review: GatewayReview, ctx: RuleContext): ValidationResult {
+  const collected: Collected[] = [];
+  if (isSpecWrite(review)) collectSpec(review, ctx, collected);
+  else if (isStatusWrite(review)) collectStatus(review, ctx, collected);
+  return decide(collected, ctx);
+}
+
+function decide(collected: readonly Collected[], ctx: RuleContext): ValidationResult {
+  const policy = (scope: Scope): Policy => (scope === 'spec' ? ctx.specPolicy : ctx.statusPolicy);
+  const violations: Finding[] = [];
+  const warned: Finding[] = [];
+  const notices: Finding[] = [];
+  const ratchetedByEntry = new Map<string, Finding[]>();
+  const warnings: string[] = [];
+
+  for (const { scope, finding: f, ratcheted } of collected) {
+    if (ratcheted) {
+      // Unchanged entries are not re-checked: a failing rule only warns, and notices are not repeated.
+      if (f.severity === 'violation') {
+        const entry = f.field.upToFirstIndex().toString();
+        const list = ratchetedByEntry.get(entry) ?? [];
+        list.push(f);
+        ratchetedByEntry.set(entry, list);
+      }
+      continue;
+    }
+    if (f.severity === 'warning') {
+      notices.push(f);
+      warnings.push(f.warning);
+    } else if (policy(scope) === 'enforce') {
+      // The denial message carries it in full; repeating it as a warning would only add noise.
+      violations.push(f);
+    } else {
+      warned.push(f);
+      warnings.push(f.warning);
+    }
+  }
+  const ratcheted: Finding[] = [];
+  for (const list of ratchetedByEntry.values()) {
+    ratcheted.push(...list);
+    const first = list[0]!;
+    const note = finding('UnchangedEntryRatcheted', first.field.upToFirstIndex(), {
+      codes: [...new Set(list.map((f) => f.code))],
+    });
+    warnings.push(note.warning);
+  }
+
+  const auditAnnotations: Record<string, string> = {};
+  if (violations.length > 0) auditAnnotations['denied'] = summarise(violations);
+  if (warned.length > 0) auditAnnotations['warned'] = summarise(warned);
+  if (ratcheted.length > 0) auditAnnotations['ratcheted'] = summarise(ratcheted);
+
+  return {
+    allowed: violations.length === 0,
+    violations,
+    warned,
+    ratcheted,
+    notices,
+    message: aggregateMessage(violations),
+    warnings: budgetWarnings(warnings),
+    auditAnnotations,
+  };
+}
