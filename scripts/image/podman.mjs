@@ -2,6 +2,7 @@
 // start containers here), and explicit ulimits on `run` (runc applies none of its own that fit).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { clearTimeout, setTimeout } from 'node:timers';
 
 const runc = ['/usr/sbin/runc', '/usr/bin/runc'].find((p) => existsSync(p));
 /** Global flags for every podman call; IMAGE_TEST_RUNTIME overrides the OCI runtime. */
@@ -44,7 +45,8 @@ export const podman = (args, opts) => run('podman', [...globalFlags(), ...args],
 /** podman, throwing with its stderr on failure. */
 export async function podmanOk(args, opts) {
   const r = await podman(args, opts);
-  if (r.code !== 0) throw new Error(`podman ${args.slice(0, 2).join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
+  if (r.code !== 0)
+    throw new Error(`podman ${args.slice(0, 2).join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
   return r.stdout;
 }
 

@@ -4,8 +4,19 @@
 //   ..data -> ..2026_12_01_10_00_00.000000001  swapped atomically (rename) on every update
 //   tls.crt -> ..data/tls.crt                   the names the container opens
 // Files are owned by root and the pod's fsGroup with the volume's defaultMode, as the kubelet sets them.
+import { Buffer } from 'node:buffer';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { run } from './podman.mjs';
 
@@ -27,7 +38,10 @@ export async function makeCa(workDir) {
     async issue(dnsName) {
       serial += 1;
       const name = `leaf${serial}`;
-      writeFileSync(join(workDir, `${name}.ext`), `subjectAltName=DNS:${dnsName}\nextendedKeyUsage=serverAuth\n`);
+      writeFileSync(
+        join(workDir, `${name}.ext`),
+        `subjectAltName=DNS:${dnsName}\nextendedKeyUsage=serverAuth\n`,
+      );
       await openssl(
         `req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ${name}.key -out ${name}.csr -subj /CN=${dnsName}`,
         workDir,
@@ -48,7 +62,7 @@ export async function makeCa(workDir) {
 }
 
 /** Writes a Secret volume into `dir` and returns {update(files)} to swap in new contents. */
-export function secretVolume(dir, { gid = 0, mode = 0o644 } = {}) {
+export function secretVolume(dir, { uid = 0, gid = 0, mode = 0o644 } = {}) {
   mkdirSync(dir, { recursive: true });
   chmodSync(dir, 0o755);
   let version = 0;
@@ -61,7 +75,7 @@ export function secretVolume(dir, { gid = 0, mode = 0o644 } = {}) {
       if (!Buffer.isBuffer(value)) continue;
       const path = join(dir, data, key);
       writeFileSync(path, value);
-      chownSync(path, 0, gid);
+      chownSync(path, uid, gid);
       chmodSync(path, mode);
     }
     const old = readdirSync(dir).filter((e) => e.startsWith('..') && e !== '..data' && e !== data);
