@@ -443,6 +443,9 @@ async function exercise(tree) {
       }
     });
     const last = parsed.at(-1);
+    const listening = parsed.find((l) => l.msg === 'listening');
+    if (listening?.time && state.StartedAt)
+      figure('process start to listening', seconds(listening.time - Date.parse(state.StartedAt)));
     check(
       `podman stop ends it with exit 0 within the ${graceLeft} s left of the grace period`,
       state.ExitCode === 0 && !state.OOMKilled && stopMs < graceLeft * 1000,
