@@ -422,9 +422,10 @@ async function exercise(tree) {
         'chart memory request / limit',
         `${mib(plan.memoryRequestBytes)} / ${plan.memoryLimitBytes ? mib(plan.memoryLimitBytes) : 'none'}`,
       );
+    // The chart's request is sized from these figures (docs/operations.md): growth past it needs a new look.
     check(
-      'peak RSS within the chart memory limit',
-      !plan.memoryLimitBytes || after.hwm < plan.memoryLimitBytes,
+      'peak RSS within the chart memory request',
+      !plan.memoryRequestBytes || after.hwm < plan.memoryRequestBytes,
     );
 
     // SIGTERM as the kubelet sends it after preStop, with the rest of the grace period to go.
