@@ -64,6 +64,30 @@ describe('release.yml', () => {
     expect(workflow.jobs.chart.needs).toBe('image');
   });
 
+  it('tags the image X.Y.Z and X.Y under the lower-cased owner, as docs/install.md says', async () => {
+    const step = workflow.jobs.image.steps.find((s: { name?: string }) => s.name === 'Tags');
+    const dir = mkdtempSync(join(tmpdir(), 'workflow-'));
+    try {
+      const output = join(dir, 'out');
+      writeFileSync(output, '');
+      const env = {
+        ...process.env,
+        GITHUB_REF_NAME: 'v1.2.3',
+        GITHUB_REPOSITORY_OWNER: 'Some-Org',
+        GITHUB_OUTPUT: output,
+      };
+      expect((await run('bash', ['-ec', step.run], env)).code).toBe(0);
+      const image = 'ghcr.io/some-org/gateway-routability-webhook';
+      expect(readFileSync(output, 'utf8')).toBe(`tags=${image}:1.2.3,${image}:1.2\n`);
+      const install = readFileSync(join(REPO, 'docs', 'install.md'), 'utf8');
+      expect(install).toContain(
+        'pushes it to `ghcr.io/<owner>/gateway-routability-webhook` with the tags\n`X.Y.Z` and `X.Y`',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a tag that does not match the chart version and appVersion', async () => {
     const step = workflow.jobs.test.steps.find((s: { name?: string }) => s.name === 'Tag matches the chart');
     const check = (tag: string) => run('bash', ['-ec', step.run], { ...process.env, GITHUB_REF_NAME: tag });
