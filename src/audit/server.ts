@@ -1,0 +1,74 @@
+/**
+ * The audit inside `serve`: loads the cluster credentials, and runs the
+ * background loop over the cluster's Gateways with the same rule context the
+ * admission routes use. Without a cluster there is nothing to audit, and the
+ * server says so once.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { RuleContext } from '../rules/index.js';
+import { judgeWithContext } from './judge.js';
+import { startAuditLoop, type AuditLoop } from './loop.js';
+import { auditMetrics } from './metrics.js';
+
+export interface ServerAuditDeps {
+  readonly intervalMs: number;
+  readonly kubeconfig: string | undefined;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** The rule context admission uses now; undefined while the ranges are unknown. */
+  readonly contextNow: () => RuleContext | undefined;
+  /** Changes whenever the rule inputs change (ranges, revision, allocated-IP data). */
+  readonly inputsKey: () => string;
+  /** Where to look for credentials (tests); defaults to process.env and the home directory. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly home?: string;
+}
+
+export interface ServerAudit {
+  /** For /readyz?verbose; the audit never holds readiness back. */
+  describe(): Readonly<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+const PAGE_SIZE = 250;
+const PAGE_TIMEOUT_MS = 30_000;
+/** After a change of ranges, revision or allocations: long enough to coalesce a burst of events. */
+const DEBOUNCE_MS = 2_000;
+
+function off(reason: string): ServerAudit {
+  return { describe: () => ({ enabled: false, reason }), stop: () => Promise.resolve() };
+}
+
+export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
+  const log = deps.logger.child({ component: 'audit' });
+  if (deps.intervalMs === 0) return off('--audit-interval=0');
+  const cluster = await import('../cluster/index.js');
+  let loaded;
+  try {
+    loaded = cluster.loadKubeconfig({
+      kubeconfig: deps.kubeconfig,
+      ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.home ? { home: deps.home } : {}),
+    });
+  } catch (err) {
+    const reason = `no cluster to audit: ${(err as Error).message}`;
+    log.info(reason);
+    return off(reason);
+  }
+  const fetch = cluster.gatewayPageFetcher(loaded.kc, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
+  const loop: AuditLoop = startAuditLoop({
+    intervalMs: deps.intervalMs,
+    debounceMs: DEBOUNCE_MS,
+    listPages: () => cluster.gatewayPages(fetch),
+    judge: () => {
+      const ctx = deps.contextNow();
+      return ctx ? judgeWithContext(ctx) : undefined;
+    },
+    inputs: deps.inputsKey,
+    metrics: auditMetrics(deps.registry),
+    logger: log,
+  });
+  log.info({ intervalSeconds: deps.intervalMs / 1000, server: loaded.server }, 'audit started');
+  return { describe: () => ({ enabled: true, ...loop.describe() }), stop: () => loop.stop() };
+}
