@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayPage } from '../cluster/gateway-pages.js';
-import { recordAudit, type AuditMetrics } from './metrics.js';
+import { clearAudit, recordAudit, type AuditMetrics } from './metrics.js';
 import { auditPass, type AuditResult, type AuditedGateway, type JudgeGateway } from './pass.js';
 
 export interface AuditLoopDeps {
@@ -21,6 +21,8 @@ export interface AuditLoopDeps {
   readonly inputs: () => string;
   /** How often `inputs` is compared (default 1 s). */
   readonly inputsPollMs?: number;
+  /** Whether this replica should audit now (it holds the audit lease); default always. */
+  readonly leading?: () => boolean;
   readonly metrics: AuditMetrics;
   readonly logger: Logger;
 }
@@ -75,6 +77,13 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
   };
 
   const pass = async (reason: string): Promise<void> => {
+    if (deps.leading && !deps.leading()) {
+      // Another replica audits; this one's gauges must not repeat stale findings.
+      clearAudit(deps.metrics);
+      previous = new Map();
+      last = undefined;
+      return;
+    }
     const judge = deps.judge();
     if (!judge) {
       deps.logger.debug({ reason }, 'audit: skipped, the rule inputs are not known yet');

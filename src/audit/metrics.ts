@@ -9,6 +9,7 @@ export interface AuditMetrics {
   readonly lastRun: Gauge;
   readonly duration: Gauge;
   readonly runs: Counter<'result'>;
+  readonly leader: Gauge;
 }
 
 export function auditMetrics(registry: Registry): AuditMetrics {
@@ -40,6 +41,11 @@ export function auditMetrics(registry: Registry): AuditMetrics {
       help: 'Wall-clock duration of the last successful audit pass.',
       registers,
     }),
+    leader: new Gauge({
+      name: 'routability_webhook_audit_leader',
+      help: 'Whether this replica holds the audit lease and runs the audit (1) or not (0).',
+      registers,
+    }),
     runs: new Counter({
       name: 'routability_webhook_audit_runs_total',
       help: 'Audit passes, by result (success, error).',
@@ -47,6 +53,13 @@ export function auditMetrics(registry: Registry): AuditMetrics {
       registers,
     }),
   };
+}
+
+/** A replica that does not audit exports no findings (Prometheus would otherwise sum stale copies). */
+export function clearAudit(metrics: AuditMetrics): void {
+  metrics.findings.reset();
+  metrics.violatingGateways.set(0);
+  metrics.gateways.set(0);
 }
 
 export function recordAudit(

@@ -10,9 +10,12 @@ import type { RuleContext } from '../rules/index.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
+import { leaseIdentity } from './identity.js';
 
 export interface ServerAuditDeps {
   readonly intervalMs: number;
+  /** The Lease (in this pod's namespace) that picks the one replica that audits. */
+  readonly leaseName: string;
   readonly kubeconfig: string | undefined;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -23,6 +26,8 @@ export interface ServerAuditDeps {
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly home?: string;
+  /** Lease timing (tests); default 15 s / 5 s. */
+  readonly lease?: { readonly durationMs: number; readonly renewEveryMs: number };
 }
 
 export interface ServerAudit {
@@ -57,7 +62,23 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     return off(reason);
   }
   const fetch = cluster.gatewayPageFetcher(loaded.kc, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
-  const loop: AuditLoop = startAuditLoop({
+  const metrics = auditMetrics(deps.registry);
+  const who = leaseIdentity(deps.env ?? process.env);
+  // The elector reports to the loop, which reads the elector: the loop is set right after both exist.
+  const started: { loop?: AuditLoop } = {};
+  const elector = cluster.startLeaderElector({
+    kc: loaded.kc,
+    namespace: who.namespace,
+    name: deps.leaseName,
+    identity: who.identity,
+    logger: log,
+    ...(deps.lease ? { leaseDurationMs: deps.lease.durationMs, renewEveryMs: deps.lease.renewEveryMs } : {}),
+    onChange: (leader) => {
+      metrics.leader.set(leader ? 1 : 0);
+      started.loop?.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
+    },
+  });
+  const running = startAuditLoop({
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
     listPages: () => cluster.gatewayPages(fetch),
@@ -66,9 +87,24 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       return ctx ? judgeWithContext(ctx) : undefined;
     },
     inputs: deps.inputsKey,
-    metrics: auditMetrics(deps.registry),
+    leading: () => elector.isLeader(),
+    metrics,
     logger: log,
   });
-  log.info({ intervalSeconds: deps.intervalMs / 1000, server: loaded.server }, 'audit started');
-  return { describe: () => ({ enabled: true, ...loop.describe() }), stop: () => loop.stop() };
+  started.loop = running;
+  log.info(
+    {
+      intervalSeconds: deps.intervalMs / 1000,
+      server: loaded.server,
+      lease: `${who.namespace}/${deps.leaseName}`,
+    },
+    'audit started; the replica holding the lease audits',
+  );
+  return {
+    describe: () => ({ enabled: true, ...running.describe(), election: elector.describe() }),
+    async stop() {
+      await running.stop();
+      await elector.stop();
+    },
+  };
 }

@@ -12,3 +12,4 @@ export {
 export { staticRangeSource, staticSources } from './static-source.js';
 export type { ClusterSources, RangeSource } from './types.js';
 export { gatewayPageFetcher, gatewayPages, type GatewayPage } from './gateway-pages.js';
+export { startLeaderElector, type LeaderElector } from './lease.js';

@@ -15,20 +15,37 @@ export class KubeHttpError extends Error {
     readonly statusCode: number,
     readonly body: string,
     path: string,
+    method = 'GET',
   ) {
-    super(`GET ${path}: HTTP ${statusCode}`);
+    super(`${method} ${path}: HTTP ${statusCode}`);
   }
 }
 
 /** Largest body read (a Gateway CRD is ~200 kB; a list of one, the same). */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-export async function getJson(
+export function getJson(
   kc: KubeConfig,
   path: string,
   query: Readonly<Record<string, string>>,
   timeoutMs: number,
 ): Promise<unknown> {
+  return requestJson(kc, 'GET', path, { query, timeoutMs });
+}
+
+/** Any verb, with an optional JSON body; the answer's JSON as sent, or a KubeHttpError. */
+export async function requestJson(
+  kc: KubeConfig,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  opts: {
+    readonly query?: Readonly<Record<string, string>>;
+    readonly body?: unknown;
+    readonly timeoutMs: number;
+  },
+): Promise<unknown> {
+  const { query = {}, timeoutMs } = opts;
+  const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(cluster.server.replace(/\/+$/, '') + path);
@@ -41,8 +58,14 @@ export async function getJson(
       url,
       {
         ...options,
-        method: 'GET',
-        headers: { ...options.headers, accept: 'application/json' },
+        method,
+        headers: {
+          ...options.headers,
+          accept: 'application/json',
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+        },
         timeout: timeoutMs,
       },
       (res) => {
@@ -51,7 +74,7 @@ export async function getJson(
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > MAX_BODY_BYTES) {
-            req.destroy(new Error(`GET ${path}: answer larger than ${MAX_BODY_BYTES} bytes`));
+            req.destroy(new Error(`${method} ${path}: answer larger than ${MAX_BODY_BYTES} bytes`));
             return;
           }
           chunks.push(chunk);
@@ -61,19 +84,21 @@ export async function getJson(
           const text = Buffer.concat(chunks).toString('utf8');
           const code = res.statusCode ?? 0;
           if (code < 200 || code >= 300) {
-            reject(new KubeHttpError(code, text, path));
+            reject(new KubeHttpError(code, text, path, method));
             return;
           }
           try {
             resolve(JSON.parse(text) as unknown);
           } catch {
-            reject(new Error(`GET ${path}: the answer is not JSON`));
+            reject(new Error(`${method} ${path}: the answer is not JSON`));
           }
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs / 1000} s`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs / 1000} s`)),
+    );
     req.on('error', reject);
-    req.end();
+    req.end(payload);
   });
 }

@@ -88,6 +88,8 @@ export class FakeApiServer {
     },
     delete: (name: string): void => this.remove(CRDS, name),
   };
+  /** coordination.k8s.io/v1 Leases by `namespace/name`, with resourceVersion conflicts as the API server has them. */
+  readonly leases = new Map<string, Obj>();
 
   private constructor(
     private readonly server: Server,
@@ -374,6 +376,13 @@ export class FakeApiServer {
         this.handleCrd(req, res, decodeURIComponent(crd[1]!));
         return;
       }
+      const lease = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/.exec(
+        url.pathname,
+      );
+      if (lease) {
+        this.handleLease(req, res, decodeURIComponent(lease[1]!), lease[2] && decodeURIComponent(lease[2]));
+        return;
+      }
       const m = /^\/apis\/([^/]+)\/([^/]+)\/(?:namespaces\/([^/]+)\/)?([^/]+)$/.exec(url.pathname);
       const r = m ? this.resources.get(m[4]!) : undefined;
       const namespace = m?.[3] === undefined ? undefined : decodeURIComponent(m[3]);
@@ -524,6 +533,68 @@ export class FakeApiServer {
     res.on('close', () => {
       this.watchers.delete(watcher);
       this.notify();
+    });
+  }
+
+  private handleLease(
+    req: IncomingMessage,
+    res: ServerResponse,
+    namespace: string,
+    name: string | undefined,
+  ): void {
+    const key = name === undefined ? undefined : `${namespace}/${name}`;
+    if (req.method === 'GET' && key !== undefined) {
+      const found = this.leases.get(key);
+      if (found) this.send(res, 200, found);
+      else this.send(res, 404, status(404, 'NotFound', `leases.coordination.k8s.io "${name}" not found`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj;
+      const target = `${namespace}/${String(body.metadata['name'])}`;
+      const existing = this.leases.get(target);
+      if (req.method === 'POST' && key === undefined) {
+        if (existing) {
+          this.send(
+            res,
+            409,
+            status(
+              409,
+              'AlreadyExists',
+              `leases.coordination.k8s.io "${String(body.metadata['name'])}" already exists`,
+            ),
+          );
+          return;
+        }
+      } else if (req.method === 'PUT' && key === target) {
+        if (!existing) {
+          this.send(res, 404, status(404, 'NotFound', `leases.coordination.k8s.io "${name}" not found`));
+          return;
+        }
+        if (body.metadata['resourceVersion'] !== existing.metadata['resourceVersion']) {
+          this.send(
+            res,
+            409,
+            status(
+              409,
+              'Conflict',
+              'the object has been modified; please apply your changes to the latest version and try again',
+            ),
+          );
+          return;
+        }
+      } else {
+        this.send(res, 405, status(405, 'MethodNotAllowed', 'method not allowed'));
+        return;
+      }
+      const stored: Obj = {
+        ...body,
+        metadata: { ...body.metadata, namespace, resourceVersion: String(++this.rv) },
+      };
+      this.leases.set(target, stored);
+      this.send(res, req.method === 'POST' ? 201 : 200, stored);
     });
   }
 

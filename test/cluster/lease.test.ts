@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startLeaderElector, type LeaderElector } from '../../src/cluster/lease.js';
+import { FakeApiServer } from './fake-apiserver.js';
+import { capturingLogger } from './helpers.js';
+
+let fake: FakeApiServer;
+let electors: LeaderElector[] = [];
+
+beforeEach(async () => {
+  fake = await FakeApiServer.start();
+});
+afterEach(async () => {
+  await Promise.all(electors.map((e) => e.stop()));
+  electors = [];
+  await fake.close();
+});
+
+function elector(identity: string, kubeconfig = fake.kubeconfigPath): LeaderElector {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const e = startLeaderElector({
+    kc,
+    namespace: 'routability',
+    name: 'audit',
+    identity,
+    logger: capturingLogger().logger,
+    leaseDurationMs: 1_000,
+    renewEveryMs: 100,
+  });
+  electors.push(e);
+  return e;
+}
+
+async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('leader election over a Lease', () => {
+  it('of two replicas exactly one leads, and the lease names it', async () => {
+    const a = elector('pod-a');
+    const b = elector('pod-b');
+    await until(() => a.isLeader() || b.isLeader(), 'a leader');
+    // Several renewals later there is still exactly one.
+    await until(() => fake.requests.filter((r) => r.method === 'PUT').length >= 10, 'renewals');
+    expect([a.isLeader(), b.isLeader()].filter(Boolean)).toHaveLength(1);
+    const leader = a.isLeader() ? 'pod-a' : 'pod-b';
+    const lease = fake.leases.get('routability/audit')!;
+    expect(lease['spec']).toMatchObject({ holderIdentity: leader, leaseDurationSeconds: 1 });
+    expect(String((lease['spec'] as { renewTime: string }).renewTime)).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/,
+    );
+  });
+
+  it('a stopping leader releases the lease and the other replica takes over', async () => {
+    const a = elector('pod-a');
+    await until(() => a.isLeader(), 'pod-a leading');
+    const b = elector('pod-b');
+    await until(() => fake.requests.filter((r) => r.method === 'GET').length >= 6, 'pod-b to look');
+    expect(b.isLeader()).toBe(false);
+    await a.stop();
+    expect(a.isLeader()).toBe(false);
+    await until(() => b.isLeader(), 'pod-b taking over');
+    const spec = fake.leases.get('routability/audit')!['spec'] as {
+      holderIdentity: string;
+      leaseTransitions: number;
+    };
+    expect(spec.holderIdentity).toBe('pod-b');
+    expect(spec.leaseTransitions).toBe(1);
+  });
+
+  it('takes a lease left behind by a replica that died, once it has expired', async () => {
+    fake.leases.set('routability/audit', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'audit', namespace: 'routability', resourceVersion: '5' },
+      spec: {
+        holderIdentity: 'dead-pod',
+        leaseDurationSeconds: 1,
+        renewTime: new Date().toISOString(),
+        leaseTransitions: 3,
+      },
+    });
+    const a = elector('pod-a');
+    await until(() => fake.requests.filter((r) => r.method === 'GET').length >= 2, 'a first look');
+    expect(a.isLeader()).toBe(false);
+    await until(() => a.isLeader(), 'the takeover');
+    expect(fake.leases.get('routability/audit')!['spec']).toMatchObject({
+      holderIdentity: 'pod-a',
+      leaseTransitions: 4,
+    });
+  });
+
+  it('steps down when it cannot renew, before the lease could expire for others', async () => {
+    const a = elector('pod-a');
+    await until(() => a.isLeader(), 'pod-a leading');
+    await fake.close();
+    await until(() => !a.isLeader(), 'stepping down');
+    expect(a.describe()['lastError']).toBeTruthy();
+    fake = await FakeApiServer.start(); // for afterEach
+  });
+});
