@@ -22,7 +22,7 @@ export interface GeneratedCertificates {
 
 const IP_LIKE = /^[0-9.]+$|:/;
 
-export function sanNames(req: CertificateRequest): { dns: string[]; ips: string[] } {
+function sanNames(req: CertificateRequest): { dns: string[]; ips: string[] } {
   const domain = req.clusterDomain ?? 'cluster.local';
   const names = [
     req.service,

@@ -20,7 +20,7 @@ export type ReadClusterSnapshot = (options: {
 }) => Promise<ClusterSnapshot>;
 
 /** Loads src/cluster (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
-export async function loadClusterReader(): Promise<ReadClusterSnapshot> {
+async function loadClusterReader(): Promise<ReadClusterSnapshot> {
   return (await import('../cluster/index.js')).readClusterSnapshot;
 }
 

@@ -7,7 +7,7 @@
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type YAMLMap } from 'yaml';
 
 /** The Gateway versions the CRD serves (FACTS.md): same schema, so the same rules. */
-export const GATEWAY_API_VERSIONS: ReadonlySet<string> = new Set([
+const GATEWAY_API_VERSIONS: ReadonlySet<string> = new Set([
   'gateway.networking.k8s.io/v1',
   'gateway.networking.k8s.io/v1beta1',
 ]);
@@ -36,7 +36,7 @@ function deref(node: unknown, doc: Document.Parsed): unknown {
 }
 
 /** The value node of `key` in a map, without converting anything. */
-export function mapGet(map: YAMLMap, key: string, doc: Document.Parsed): unknown {
+function mapGet(map: YAMLMap, key: string, doc: Document.Parsed): unknown {
   for (const pair of map.items) {
     const k = pair.key;
     if (isScalar(k) && k.value === key) return deref(pair.value, doc);
@@ -50,7 +50,7 @@ function stringAt(map: YAMLMap, key: string, doc: Document.Parsed): string | und
 }
 
 /** What a non-object node is, for the report: "a sequence", "a string", … */
-export function describeNode(node: unknown): string {
+function describeNode(node: unknown): string {
   if (isSeq(node)) return 'a sequence';
   if (isScalar(node)) {
     const v = node.value;

@@ -19,7 +19,7 @@ export const STDIN_DISPLAY = '<stdin>';
 const MANIFEST_EXTENSIONS = /\.(ya?ml|json)$/i;
 
 /** `path` relative to `cwd` when it lies under it, otherwise absolute. */
-export function displayPath(path: string, cwd: string): string {
+function displayPath(path: string, cwd: string): string {
   const rel = relative(cwd, path);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }

@@ -12,7 +12,7 @@ import {
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
 
-export const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
+const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export const CHECK_FLAGS = {

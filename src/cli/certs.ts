@@ -7,7 +7,7 @@ import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags
 import { EXIT_OK, writeLine } from '../io.js';
 import { defineCommand } from './command.js';
 
-export const CERTS_FLAGS = {
+const CERTS_FLAGS = {
   'out-dir': {
     kind: 'string',
     default: 'certs',
@@ -60,5 +60,3 @@ export const command = defineCommand({
     return EXIT_OK;
   },
 });
-
-export const runCerts = command.main;

@@ -36,7 +36,7 @@ export interface Command {
   readonly main: CommandMain;
 }
 
-export function wantsHelp(argv: readonly string[]): boolean {
+function wantsHelp(argv: readonly string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
 }
 

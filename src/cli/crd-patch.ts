@@ -50,7 +50,7 @@ export const CRD_PATCH_FLAGS = {
   help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
 } as const satisfies FlagDefinitions;
 
-export function crdPatchUsage(): string {
+function crdPatchUsage(): string {
   return [
     'Usage: routability-webhook crd-patch [--gep-revision provisional|experimental] [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
     '',

@@ -10,7 +10,7 @@ import { defineCommand } from './command.js';
 
 const WEBHOOK_NAMES = ['validate', 'mutate'] as const satisfies readonly WebhookName[];
 
-export const REVIEW_FLAGS = {
+const REVIEW_FLAGS = {
   ...RULE_FLAGS,
   webhook: {
     kind: 'string',
@@ -66,5 +66,3 @@ export const command = defineCommand({
     return EXIT_OK;
   },
 });
-
-export const runReview = command.main;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { helpText } from '../config/flags.js';
 import { SERVE_FLAGS, serveConfigFrom, type ServeConfig } from '../config/serve.js';
 import { EXIT_OK, type EXIT_USAGE } from '../io.js';
-import type { ServerHandle } from '../main.js';
+import type { ServerHandle } from '../server/assemble.js';
 import { defineCommand } from './command.js';
 
 export const command = defineCommand({
@@ -14,7 +14,10 @@ export const command = defineCommand({
   options: serveConfigFrom,
   run: async (config, { fail }) => {
     // The server (Fastify, pino, prom-client) is loaded only once serve's flags are known good.
-    const { createLogger, startServer } = await import('../main.js');
+    const [{ createLogger }, { startServer }] = await Promise.all([
+      import('../server/logger.js'),
+      import('../server/assemble.js'),
+    ]);
     const logger = createLogger(config);
     let handle: ServerHandle;
     try {
@@ -25,8 +28,6 @@ export const command = defineCommand({
     return untilSignalled(handle, config, logger);
   },
 });
-
-export const runServe = command.main;
 
 function cannotStart(err: unknown, logger: Logger, fail: (message: string) => typeof EXIT_USAGE): number {
   const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];

@@ -1,15 +1,9 @@
-/** Kubernetes I/O: where the rules' service ranges and allocated IPs come from. */
-export { selectClusterSources, startClusterSources, type SelectDeps } from './select.js';
+/**
+ * Kubernetes I/O for the one-shot commands (`check --from-cluster`, `audit`):
+ * the service ranges and allocated IPs read once, credentials, and the
+ * cluster's stored Gateways page by page.
+ */
 export { readClusterSnapshot, type ClusterSnapshot, type SnapshotOptions } from './snapshot.js';
-export { startServiceCidrWatch, rangesFromServiceCidrs, isTerminating } from './service-cidrs.js';
-export { startIPAddressWatch, holderFromIPAddress } from './ip-addresses.js';
-export {
-  findKubeconfig,
-  loadKubeconfig,
-  type KubeconfigOptions,
-  type LoadedKubeconfig,
-} from './kubeconfig.js';
-export { staticRangeSource, staticSources } from './static-source.js';
-export type { ClusterSources, RangeSource } from './types.js';
+export { loadKubeconfig } from './kubeconfig.js';
 export { gatewayPageFetcher, gatewayPages, type GatewayPage } from './gateway-pages.js';
 export { startLeaderElector, type LeaderElector } from './lease.js';

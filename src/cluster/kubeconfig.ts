@@ -48,7 +48,7 @@ export function findKubeconfig(options: KubeconfigOptions = {}): KubeconfigSourc
   return undefined;
 }
 
-export function describeKubeconfigSource(source: KubeconfigSource): string {
+function describeKubeconfigSource(source: KubeconfigSource): string {
   switch (source.kind) {
     case 'flag':
       return `kubeconfig ${source.path} (--kubeconfig)`;

@@ -21,7 +21,7 @@ export interface ServiceCIDRObject extends KubernetesObject {
 }
 
 /** Being deleted: a deletionTimestamp, or the Ready condition False with reason Terminating. */
-export function isTerminating(obj: ServiceCIDRObject): boolean {
+function isTerminating(obj: ServiceCIDRObject): boolean {
   if (obj.metadata?.deletionTimestamp) return true;
   return (obj.status?.conditions ?? []).some(
     (c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'Terminating',
@@ -29,7 +29,7 @@ export function isTerminating(obj: ServiceCIDRObject): boolean {
 }
 
 /** Every spec.cidrs entry of every object, sorted for a stable identity. */
-export function serviceCidrInputs(objects: readonly ServiceCIDRObject[]): ServiceCidrInput[] {
+function serviceCidrInputs(objects: readonly ServiceCIDRObject[]): ServiceCidrInput[] {
   const inputs: ServiceCidrInput[] = [];
   const sorted = [...objects].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   for (const obj of sorted) {

@@ -31,7 +31,7 @@ export interface BackoffOptions {
   readonly listTimeoutMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffOptions = {
+const DEFAULT_BACKOFF: BackoffOptions = {
   initialMs: 500,
   maxMs: 30_000,
   resetAfterMs: 10_000,

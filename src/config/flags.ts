@@ -26,7 +26,6 @@ export type FlagDefinition =
   | (FlagCommon & { readonly kind: 'boolean'; readonly default?: boolean })
   | (FlagCommon & { readonly kind: 'port' | 'integer'; readonly default?: number });
 
-export type FlagKind = FlagDefinition['kind'];
 export type FlagDefinitions = Readonly<Record<string, FlagDefinition>>;
 
 /** The value type one declaration yields (before "absent" is considered). */
@@ -58,7 +57,7 @@ type RawValue = string | boolean | (string | boolean)[];
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
-export const ENV_PREFIX = 'ROUTABILITY_WEBHOOK_';
+const ENV_PREFIX = 'ROUTABILITY_WEBHOOK_';
 
 export function envName(flag: string): string {
   return ENV_PREFIX + flag.toUpperCase().replaceAll('-', '_');

@@ -10,7 +10,7 @@ import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
 /** kubeadm's default service range, used only by `serve --dev` with no other source. */
 export const DEV_SERVICE_CIDR = '10.96.0.0/12';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const SERVE_FLAGS = {

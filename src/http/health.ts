@@ -1,27 +1,12 @@
 /** Plain-HTTP health and metrics endpoints, on their own port so probes never need TLS. */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-
-export interface ReadinessCheck {
-  readonly name: string;
-  readonly check: () => { readonly ok: boolean; readonly reason?: string | undefined };
-}
+import { evaluateReadiness, readinessDetail, type HealthComponent } from '../readiness.js';
 
 export interface HealthDeps {
-  readonly checks: readonly ReadinessCheck[];
+  /** Every part of the server that has a say in readiness or in `/readyz?verbose`. */
+  readonly components: readonly HealthComponent[];
   readonly registry: Registry;
-  /** Extra detail for `/readyz?verbose`, e.g. range source and watch health. */
-  readonly detail?: () => Readonly<Record<string, unknown>>;
-}
-
-/** Evaluates every check; not ready names each failing one and why. */
-export function evaluateReadiness(checks: readonly ReadinessCheck[]): { ready: boolean; failing: string[] } {
-  const failing: string[] = [];
-  for (const c of checks) {
-    const r = c.check();
-    if (!r.ok) failing.push(`${c.name}: ${r.reason ?? 'not ready'}`);
-  }
-  return { ready: failing.length === 0, failing };
 }
 
 export function buildHealthApp(deps: HealthDeps): FastifyInstance {
@@ -30,13 +15,13 @@ export function buildHealthApp(deps: HealthDeps): FastifyInstance {
   // broken API server would restart every replica.
   app.get('/healthz', async (_req, reply) => reply.type('text/plain').send('ok\n'));
   app.get('/readyz', async (request, reply) => {
-    const { ready, failing } = evaluateReadiness(deps.checks);
+    const { ready, failing } = evaluateReadiness(deps.components);
     const verbose = Object.prototype.hasOwnProperty.call(request.query ?? {}, 'verbose');
     if (verbose) {
       return reply
         .code(ready ? 200 : 503)
         .type('application/json')
-        .send({ ready, failing, ...(deps.detail ? { detail: deps.detail() } : {}) });
+        .send({ ready, failing, detail: readinessDetail(deps.components) });
     }
     return reply
       .code(ready ? 200 : 503)

@@ -1,0 +1,88 @@
+/**
+ * The admission routes, POST /validate and POST /mutate, as a Fastify plugin:
+ * transport → decode → rules → encode for each review, with the rule context
+ * of the service ranges in force. What is logged and counted about each
+ * request is the review recorder's business; the in-flight gauge spans a
+ * request from its arrival (the body may still be streaming in) to the end of
+ * its answer.
+ */
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
+import { answerReview } from '../admission/answer.js';
+import { createReviewDecoder } from '../admission/decode.js';
+import type { ClusterSources } from '../cluster/types.js';
+import { ruleContext, type RuleSettings } from '../config/rules.js';
+import type { RuleContext, ServiceRanges } from '../rules/index.js';
+import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
+import type { ServerMetrics } from './metrics.js';
+import type { ReviewRecorder } from './review-record.js';
+
+/** Sends a JSON answer (an object, or a string already serialised) with an HTTP status. */
+export type Respond = (reply: FastifyReply, code: number, payload: string | object) => void;
+
+export interface AdmissionRoutesOptions {
+  readonly settings: RuleSettings;
+  readonly sources: ClusterSources;
+  readonly metrics: ServerMetrics;
+  readonly recorders: (webhook: WebhookName) => ReviewRecorder;
+  readonly respond: Respond;
+}
+
+/** `?timeout=10s` as the apiserver sends it, in milliseconds. */
+function parseTimeoutParam(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^(\d{1,4})s$/.exec(value);
+  return m ? Number(m[1]) * 1000 : undefined;
+}
+
+/** One RuleContext per ranges/allocations snapshot, not per request; undefined while the ranges are unknown. */
+function contextOfNow(settings: RuleSettings, sources: ClusterSources): () => RuleContext | undefined {
+  let cached: { ranges: ServiceRanges; ctx: RuleContext } | undefined;
+  return () => {
+    const ranges = sources.ranges.current();
+    if (!ranges) return undefined;
+    if (cached?.ranges !== ranges)
+      cached = { ranges, ctx: ruleContext(settings, ranges, sources.allocatedIPs) };
+    return cached.ctx;
+  };
+}
+
+export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (app, options, done) => {
+  const { sources, metrics, recorders, respond } = options;
+  const decode = createReviewDecoder();
+  const contextNow = contextOfNow(options.settings, sources);
+
+  app.addHook('onRequest', (_request, reply, next) => {
+    metrics.inflight.inc();
+    reply.raw.once('close', () => metrics.inflight.dec());
+    next();
+  });
+
+  for (const name of Object.keys(WEBHOOKS) as WebhookName[]) {
+    const webhook = WEBHOOKS[name];
+    const record = recorders(name);
+    // A plain (not async) handler: no promise per request on the hot path.
+    app.post<{ Querystring: { timeout?: unknown } }>(`/${name}`, (request, reply) => {
+      const started = process.hrtime.bigint();
+      const ctx = contextNow();
+      if (!ctx) {
+        const reason = sources.ranges.readiness().reason ?? 'service ranges unknown';
+        record.failed(503);
+        respond(reply, 503, { error: `not ready: ${reason}` });
+        return;
+      }
+      const answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
+      if (!answer.ok) {
+        record.undecodable(answer.uid, answer.error);
+        respond(reply, 400, { error: answer.error });
+        return;
+      }
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      record.answered(answer.request, answer.outcome, {
+        seconds,
+        budgetMs: parseTimeoutParam(request.query.timeout),
+      });
+      respond(reply, 200, JSON.stringify(answer.review));
+    });
+  }
+  done();
+};

@@ -1,0 +1,100 @@
+/**
+ * What the server writes down about each admission request: the one log line
+ * per review, the request counter, the duration histogram and the findings
+ * counter. Fed by the answer (or the reason there was none); it decides
+ * nothing about the answer itself.
+ */
+import type { Logger } from 'pino';
+import type { Outcome } from '../admission/outcome.js';
+import type { AdmissionRequest } from '../admission/review.js';
+import type { WebhookName } from '../webhooks/gateway.js';
+import { clip } from './log-text.js';
+import type { ServerMetrics } from './metrics.js';
+
+/** The record of one webhook's requests (its duration series is bound once, at start-up). */
+export interface ReviewRecorder {
+  /** A review answered (HTTP 200). `budgetMs`: the apiserver's `?timeout=`, when it sent one. */
+  answered(
+    review: AdmissionRequest,
+    outcome: Outcome,
+    timing: { readonly seconds: number; readonly budgetMs: number | undefined },
+  ): void;
+  /** A body that is not an AdmissionReview this server can answer (HTTP 400). */
+  undecodable(uid: string | undefined, reason: string): void;
+  /** Any other request to the webhook's route that ended without a review answer, by HTTP status. */
+  failed(status: number): void;
+}
+
+/** `patched` with an empty patch changed nothing: it is counted and logged as `allowed`. */
+function decisionOf(outcome: Outcome): string {
+  return outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
+}
+
+/** Returns the recorder of each webhook; label sets are bound once and reused. */
+export function createReviewRecorders(
+  logger: Logger,
+  metrics: ServerMetrics,
+): (webhook: WebhookName) => ReviewRecorder {
+  // prom-client hashes label values on every inc(); bind each label set once.
+  const counted = new Map<string, { inc(): void }>();
+  const countRequest = (webhook: WebhookName, operation: string, outcome: string, code: string) => {
+    const key = `${webhook} ${operation} ${outcome} ${code}`;
+    let child = counted.get(key);
+    if (!child) {
+      child = metrics.requests.labels({ webhook, operation, outcome, code });
+      counted.set(key, child);
+    }
+    child.inc();
+  };
+  const recorders = new Map<WebhookName, ReviewRecorder>();
+  return (webhook) => {
+    let recorder = recorders.get(webhook);
+    if (!recorder) {
+      recorder = webhookRecorder(webhook, logger, metrics, countRequest);
+      recorders.set(webhook, recorder);
+    }
+    return recorder;
+  };
+}
+
+function webhookRecorder(
+  webhook: WebhookName,
+  logger: Logger,
+  metrics: ServerMetrics,
+  countRequest: (webhook: WebhookName, operation: string, outcome: string, code: string) => void,
+): ReviewRecorder {
+  const duration = metrics.duration.labels({ webhook });
+  return {
+    answered(review, outcome, { seconds, budgetMs }) {
+      const decision = decisionOf(outcome);
+      countRequest(webhook, review.operation, decision, '200');
+      duration.observe(seconds);
+      for (const code of outcome.codes) metrics.violations.inc({ rule: code });
+      logger.info(
+        {
+          uid: review.uid,
+          webhook,
+          kind: clip(review.kind.kind),
+          version: clip(review.kind.version),
+          namespace: clip(review.namespace),
+          name: clip(review.name),
+          operation: review.operation,
+          subResource: clip(review.subResource) || undefined,
+          dryRun: review.dryRun || undefined,
+          decision,
+          codes: outcome.codes.length > 0 ? outcome.codes : undefined,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(budgetMs !== undefined && seconds * 1000 > budgetMs ? { overTimeout: true } : {}),
+        },
+        'review',
+      );
+    },
+    undecodable(uid, reason) {
+      logger.warn({ uid, webhook, reason: clip(reason) }, 'undecodable review');
+      countRequest(webhook, 'unknown', 'error', '400');
+    },
+    failed(status) {
+      countRequest(webhook, 'unknown', 'error', String(status));
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Assembles and starts the server from its configuration: certificates →
+ * service-range sources → the HTTPS app and the health app → listen, and
+ * returns the handle that shuts it all down. Composition only: nothing here
+ * decides anything about Gateways.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
+import { selectClusterSources } from '../cluster/select.js';
+import type { ClusterSources } from '../cluster/types.js';
+import type { ServeConfig } from '../config/serve.js';
+import { buildApp } from '../http/app.js';
+import { buildHealthApp } from '../http/health.js';
+import { createServerMetrics } from '../http/metrics.js';
+import { loadTlsMaterial } from '../http/tls.js';
+import type { HealthComponent } from '../readiness.js';
+import {
+  certificateComponent,
+  followCertificates,
+  httpsOptions,
+  servingCertificateFiles,
+} from './certificates.js';
+
+export interface ServerHandle {
+  readonly port: number;
+  readonly healthPort: number;
+  /** Readiness false, stop accepting, finish in-flight requests, release everything. */
+  close(): Promise<void>;
+}
+
+interface Listener {
+  listen(opts: { port: number; host: string }): Promise<string>;
+  readonly server: { address(): AddressInfo | string | null };
+}
+
+function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+}
+
+/** Listens on all interfaces, IPv6 and IPv4 where the kernel has IPv6, else IPv4 only; returns the bound port. */
+async function listenAnywhere(app: Listener, port: number): Promise<number> {
+  try {
+    await app.listen({ port, host: '::' });
+  } catch (err) {
+    const code = errorCode(err);
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
+    await app.listen({ port, host: '0.0.0.0' });
+  }
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : port;
+}
+
+/** Shutting down: not ready, so that endpoints drop this replica while it finishes its requests. */
+function shutdownComponent(closing: () => boolean): HealthComponent {
+  return {
+    name: 'shutdown',
+    check: () => (closing() ? { ok: false, reason: 'shutting down' } : { ok: true }),
+  };
+}
+
+/** Every part with a say in readiness, in the order /readyz lists them; a new source adds its own here. */
+function healthComponents(
+  closing: () => boolean,
+  certificates: HealthComponent,
+  sources: ClusterSources,
+): HealthComponent[] {
+  return [
+    shutdownComponent(closing),
+    certificates,
+    serviceRangesComponent(sources.ranges),
+    allocatedIPsComponent(sources.allocatedIPs),
+  ];
+}
+
+export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = createServerMetrics(registry);
+
+  const files = await servingCertificateFiles(config, logger);
+  const material = await loadTlsMaterial(files);
+  const sources = await selectClusterSources({ config, logger, registry });
+  let closing = false;
+  const isClosing = () => closing;
+  const app = buildApp({
+    config,
+    logger,
+    sources,
+    metrics,
+    https: httpsOptions(material),
+    closing: isClosing,
+  });
+  const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
+  const health = buildHealthApp({
+    registry,
+    components: healthComponents(isClosing, certificateComponent(certificates), sources),
+  });
+
+  let ports: { port: number; healthPort: number };
+  try {
+    ports = {
+      port: await listenAnywhere(app, config.port),
+      healthPort: await listenAnywhere(health, config.healthPort),
+    };
+  } catch (err) {
+    certificates.stop();
+    await Promise.allSettled([app.close(), health.close(), sources.close()]);
+    throw err;
+  }
+  logger.info(
+    { ...ports, mtls: Boolean(files.clientCaFile), certificateNotAfter: material.notAfter.toISOString() },
+    'listening',
+  );
+
+  return {
+    ...ports,
+    close: async () => {
+      closing = true;
+      certificates.stop();
+      // Fastify's close stops accepting, closes idle keep-alive connections and
+      // waits for in-flight requests; responses meanwhile carry Connection: close.
+      await app.close();
+      await health.close();
+      await sources.close();
+    },
+  };
+}
