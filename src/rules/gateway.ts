@@ -52,6 +52,14 @@ export interface GatewayView {
 
 const NO_ADDRESSES: AddressList = { entries: [], findings: [] };
 
+/**
+ * The CRD's maxItems for spec.addresses and status.addresses. A longer list is
+ * refused by the apiserver's schema validation (which runs after mutating
+ * admission); it is judged as one finding without walking its entries, so a
+ * review costs the same for 17 entries and for 100,000.
+ */
+export const MAX_ADDRESSES = 16;
+
 /** Reads an address list; anything that is not a list of objects becomes a finding. */
 export function readAddresses(list: unknown, field: FieldPath): AddressList {
   if (list === undefined || list === null) return NO_ADDRESSES;
@@ -59,6 +67,11 @@ export function readAddresses(list: unknown, field: FieldPath): AddressList {
     return {
       entries: [],
       findings: [finding('AddressesMalformed', field, { value: list, expected: 'a list of addresses' })],
+    };
+  if (list.length > MAX_ADDRESSES)
+    return {
+      entries: [],
+      findings: [finding('AddressesTooMany', field, { count: list.length, max: MAX_ADDRESSES })],
     };
   const entries: AddressEntry[] = [];
   const findings: Finding[] = [];

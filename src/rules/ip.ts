@@ -8,6 +8,8 @@ export interface ParsedIP {
   readonly bits: bigint;
   /** Canonical form, as Kubernetes names IPAddress objects (RFC 5952 for IPv6). */
   readonly canonical: string;
+  /** True for an IPv4-mapped IPv6 text (`::ffff:10.96.0.5`), read as the IPv4 address it carries. */
+  readonly mapped: boolean;
 }
 
 // Go's net.ParseIP, which the apiserver's `format: ipv4|ipv6` uses, rejects leading
@@ -85,7 +87,7 @@ export function parseIP(text: string): ParsedIP | undefined {
     const value =
       ((Number(v4[1]) << 24) >>> 0) + (Number(v4[2]) << 16) + (Number(v4[3]) << 8) + Number(v4[4]);
     // Without leading zeros the text already is the canonical form.
-    return { family: 'IPv4', bits: BigInt(value), canonical: text };
+    return { family: 'IPv4', bits: BigInt(value), canonical: text, mapped: false };
   }
   if (!text.includes(':') || !IPV6_CHARS.test(text)) return undefined;
   const groups = ipv6Groups(text);
@@ -103,12 +105,13 @@ export function parseIP(text: string): ParsedIP | undefined {
       family: 'IPv4',
       bits: BigInt(value),
       canonical: `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`,
+      mapped: true,
     };
   }
   // One BigInt parse of 32 hex digits is cheaper than eight shifts of BigInts.
   let hex = '0x';
   for (const g of groups) hex += g.toString(16).padStart(4, '0');
-  return { family: 'IPv6', bits: BigInt(hex), canonical: formatIPv6(groups) };
+  return { family: 'IPv6', bits: BigInt(hex), canonical: formatIPv6(groups), mapped: false };
 }
 
 /** RFC 1918 and RFC 4193 space, the usual home of service ranges: never globally routable. */

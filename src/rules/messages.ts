@@ -11,48 +11,67 @@ import {
   type FieldErrorParts,
 } from './field-error.js';
 import type { IPFamily } from './ip.js';
+import type { GepRevision } from './revision.js';
+
+/** The CRD's maxLength for routability (both revisions). */
+const ROUTABILITY_MAX = 253;
 
 export { quote };
 
-export const WELL_KNOWN_ROUTABILITY = ['External', 'Cluster'] as const;
+/** `invalid`: denied under every policy (the CRD refuses it too); `violation`: per policy; `warning`: never denies. */
+export type Severity = 'invalid' | 'violation' | 'warning';
+
+/** An IPv4-mapped IPv6 value is judged as the IPv4 address it carries; `readAs` names it. */
+interface IPValue {
+  value: string;
+  readAs?: string | undefined;
+}
 
 interface Params {
-  RoutabilityUnsupported: { value: unknown; reason: 'syntax' | 'tooLong' | 'notString' };
-  RoutabilityNotAllowed: { value: string; allowed: readonly string[] };
+  RoutabilityUnsupported: {
+    value: unknown;
+    reason: 'syntax' | 'tooLong' | 'notString' | 'externalRemoved' | 'reservedPrefix';
+    revision: GepRevision;
+  };
+  RoutabilityNotAllowed: { value: string; allowed: readonly string[]; revision: GepRevision };
+  RoutabilityTestingValue: { value: string };
   AddressesMalformed: { value: unknown; expected: string };
-  AddressValueInvalid: { value: unknown; routability: string };
-  ClusterAddressOutsideServiceRange: {
-    value: string;
+  AddressesTooMany: { count: number; max: number };
+  AddressValueInvalid: { value: unknown; routability: string; unset: boolean; cidr: boolean };
+  ClusterAddressOutsideServiceRange: IPValue & {
     ranges: string;
     missingFamily?: IPFamily;
     terminating?: string;
   };
-  ClusterAddressReserved: { value: string; kind: 'network' | 'broadcast'; cidr: string };
-  ClusterAddressAllocated: { value: string; holder: string };
+  ClusterAddressReserved: IPValue & { kind: 'network' | 'broadcast'; cidr: string };
+  ClusterAddressAllocated: IPValue & { holder: string };
   ClusterAddressAllocationUnchecked: { value: string; reason: string };
-  ExternalAddressInsideServiceRange: { value: string; cidr: string; unset: boolean };
-  ExternalHostnameInClusterDomain: { value: string; suffix: string; unset: boolean };
+  ExternalAddressInsideServiceRange: IPValue & { cidr: string; unset: boolean };
+  ExternalHostnameInClusterDomain: { value: string; domain: string; unset: boolean };
   RoutabilityMismatch: {
+    /** The status routability as read (`External` for a provisional unset, `""` for an experimental one). */
     routability: string;
     unset: boolean;
     requestedBy?: string;
     requested: readonly string[];
   };
   AddressesAssignedInconsistent:
-    | { problem: 'pair'; status: string; reason: string }
+    | { problem: 'pair'; status: string; reason: string; success: string }
     | { problem: 'programmed'; programmed: string }
-    | { problem: 'message' };
-  ClusterAddressGloballyRoutable: { value: string };
+    | { problem: 'message' }
+    | { problem: 'partialProgrammed'; programmed: string }
+    | { problem: 'unmatched'; entry: string; success: string }
+    | { problem: 'satisfied'; requestedBy: string };
+  ClusterAddressGloballyRoutable: IPValue;
   StatusDefaultedExternal: { value: string; why: 'range' | 'hostname' };
-  UnchangedEntryRatcheted: { codes: readonly string[] };
+  UnchangedEntryRatcheted: { problem: string; more: number };
 }
 
 export type RuleCode = keyof Params;
 export type ParamsOf<C extends RuleCode> = Params[C];
 
 interface EntrySpec<P> {
-  /** `violation`: denies (or warns, per policy); `warning`: never denies. */
-  readonly severity: 'violation' | 'warning';
+  readonly severity: Severity;
   /** Where the rule runs. */
   readonly lists: readonly ('spec' | 'status')[];
   /** The Kubernetes field-error type (`field.ErrorType`); also `details.causes[].reason`. */
@@ -93,53 +112,92 @@ function short(value: unknown): string {
   return quote(value, 40);
 }
 
-const SUPPORTED = '"External", "Cluster", or a domain-prefixed value such as "example.com/CorpWan"';
+const SUPPORTED: Readonly<Record<GepRevision, string>> = {
+  provisional: '"External", "Cluster", or a domain-prefixed value such as "example.com/CorpWan"',
+  experimental: `"" (the implementation's default), "Cluster", or a prefixed value such as "example.com/CorpWan"`,
+};
 
-/** Help for the slips people really make: case, and GEP-1651's Public/Private. */
-export function routabilityHint(value: string): string | undefined {
+/** Help for the slips people really make: case, GEP-1651's Public/Private, and values a revision removed. */
+export function routabilityHint(value: string, revision: GepRevision = 'provisional'): string | undefined {
   const lower = value.toLowerCase();
-  for (const known of WELL_KNOWN_ROUTABILITY)
-    if (lower === known.toLowerCase()) return `did you mean "${known}"?`;
-  if (lower === 'public') return 'GEP-1651\'s "Public" is "External" in GEP-5093';
+  const experimental = revision === 'experimental';
+  if (lower === 'cluster') return 'did you mean "Cluster"?';
+  if (lower === 'external')
+    return experimental
+      ? 'upstream GEP-5093 removed "External": leave routability empty for the default'
+      : 'did you mean "External"?';
+  if (value === '') return 'leave routability unset for the default (read as External)';
+  if (lower === 'public')
+    return experimental
+      ? 'GEP-1651\'s "Public" has no value here: leave routability empty for the default'
+      : 'GEP-1651\'s "Public" is "External" in GEP-5093';
   if (lower === 'private')
     return 'GEP-1651\'s "Private" has no portable equivalent: use "Cluster" for a ClusterIP, or a domain-prefixed value';
   return undefined;
 }
 
-/** GEP-5093 reads an unset status routability as External; say which one the user has. */
-function externalPhrase(unset: boolean): string {
-  return unset ? 'routability unset (read as External)' : 'routability External';
-}
+/** The one wording for a routability that is unset, in messages and warnings alike. */
+const UNSET = 'routability unset (read as External)';
+const routabilityPhrase = (unset: boolean) => (unset ? UNSET : 'routability External');
+
+/** ` (read as IPv4 10.96.0.5)` after a mapped IPv6 value; nothing otherwise. */
+const readAsText = (p: IPValue) => (p.readAs ? ` (read as IPv4 ${p.readAs})` : '');
 
 /** Keeps a warning within the budget the apiserver passes on intact. */
 export const WARNING_MAX = 120;
+const ELLIPSIS = '...';
+
+/** Cuts before `max` characters at a word boundary (mid-word only for a single very long word). */
+function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const space = text.lastIndexOf(' ', max);
+  return text.slice(0, space > max / 2 ? space : max);
+}
+
+/**
+ * Shortens a warning to WARNING_MAX characters: at a word boundary, and with
+ * its hint (the part after the last `; `) kept whole when the hint is short
+ * enough to leave room for the rest.
+ */
 export function clampWarning(text: string): string {
-  return text.length <= WARNING_MAX ? text : `${text.slice(0, WARNING_MAX - 3)}...`;
+  if (text.length <= WARNING_MAX) return text;
+  const cut = text.lastIndexOf('; ');
+  const hint = cut > 0 ? text.slice(cut) : '';
+  if (hint !== '' && hint.length <= WARNING_MAX / 2)
+    return cutAtWord(text.slice(0, cut), WARNING_MAX - hint.length - ELLIPSIS.length) + ELLIPSIS + hint;
+  return cutAtWord(text, WARNING_MAX - ELLIPSIS.length) + ELLIPSIS;
 }
 
 export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   RoutabilityUnsupported: rule<Params['RoutabilityUnsupported']>({
-    severity: 'violation',
+    severity: 'invalid',
     lists: ['spec', 'status'],
     type: (p) =>
       p.reason === 'tooLong'
         ? 'FieldValueTooLong'
-        : p.reason === 'notString'
+        : p.reason === 'notString' || p.reason === 'reservedPrefix'
           ? 'FieldValueInvalid'
           : 'FieldValueNotSupported',
     value: (p) => p.value,
     detail: (p) => {
-      if (p.reason === 'tooLong') return 'may not be more than 253 bytes';
-      if (p.reason === 'notString') return `must be a string: ${SUPPORTED}`;
-      const hint = typeof p.value === 'string' ? routabilityHint(p.value) : undefined;
-      return `supported values: ${SUPPORTED}${hint ? `; ${hint}` : ''}`;
+      if (p.reason === 'tooLong') return `may not be more than ${ROUTABILITY_MAX} characters`;
+      if (p.reason === 'notString') return `must be a string: ${SUPPORTED[p.revision]}`;
+      if (p.reason === 'reservedPrefix')
+        return 'the prefix k8s.io and its subdomains are reserved; use a domain you own, such as "example.com/Scope"';
+      const hint = typeof p.value === 'string' ? routabilityHint(p.value, p.revision) : undefined;
+      return `supported values: ${SUPPORTED[p.revision]}${hint ? `; ${hint}` : ''}`;
     },
     warning: (field, p) => {
-      const hint = typeof p.value === 'string' ? routabilityHint(p.value) : undefined;
-      const what = p.reason === 'tooLong' ? 'longer than 253 bytes' : `unsupported ${short(p.value)}`;
-      return `${field}: routability ${what}${hint ? `; ${hint}` : ''}`;
+      if (p.reason === 'tooLong') return `${field}: routability longer than ${ROUTABILITY_MAX} characters`;
+      if (p.reason === 'reservedPrefix')
+        return `${field}: routability ${short(p.value)} uses a reserved prefix; k8s.io and *.k8s.io are reserved`;
+      const hint = typeof p.value === 'string' ? routabilityHint(p.value, p.revision) : undefined;
+      return `${field}: routability unsupported ${short(p.value)}${hint ? `; ${hint}` : ''}`;
     },
-    example: { field: 'spec.addresses[0].routability', params: { value: 'cluster', reason: 'syntax' } },
+    example: {
+      field: 'spec.addresses[0].routability',
+      params: { value: 'cluster', reason: 'syntax', revision: 'provisional' },
+    },
   }),
   RoutabilityNotAllowed: rule<Params['RoutabilityNotAllowed']>({
     severity: 'violation',
@@ -147,12 +205,23 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueNotSupported',
     value: (p) => p.value,
     detail: (p) =>
-      `this cluster allows only: ${['External', 'Cluster', ...p.allowed].map((v) => quote(v)).join(', ')}`,
+      `this cluster allows only: ${[...(p.revision === 'experimental' ? ['', 'Cluster'] : ['External', 'Cluster']), ...p.allowed].map((v) => quote(v)).join(', ')}`,
     warning: (field, p) => `${field}: routability ${short(p.value)} is not on this cluster's allow-list`,
     example: {
       field: 'spec.addresses[0].routability',
-      params: { value: 'example.com/Partner', allowed: ['example.com/CorpWan'] },
+      params: { value: 'example.com/Partner', allowed: ['example.com/CorpWan'], revision: 'provisional' },
     },
+  }),
+  RoutabilityTestingValue: rule<Params['RoutabilityTestingValue']>({
+    severity: 'warning',
+    lists: ['spec'],
+    type: 'FieldValueNotSupported',
+    value: (p) => p.value,
+    detail: () =>
+      'testing.x-k8s.io values other than "testing.x-k8s.io/sentinel" exist for conformance tests; implementations leave the entry unsatisfied',
+    warning: (field, p) =>
+      `${field}: test value ${short(p.value)} will be left unsatisfied by implementations`,
+    example: { field: 'spec.addresses[0].routability', params: { value: 'testing.x-k8s.io/unsupported' } },
   }),
   AddressesMalformed: rule<Params['AddressesMalformed']>({
     severity: 'violation',
@@ -167,15 +236,32 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
       params: { value: 'Cluster', expected: 'an object with type, value and routability' },
     },
   }),
+  AddressesTooMany: rule<Params['AddressesTooMany']>({
+    severity: 'invalid',
+    lists: ['spec', 'status'],
+    type: 'FieldValueTooMany',
+    value: (p) => p.count,
+    detail: (p) => `must have at most ${p.max} items`,
+    warning: (field, p) => `${field}: ${p.count} entries, more than the ${p.max} the Gateway CRD allows`,
+    example: { field: 'status.addresses', params: { count: 100000, max: 16 } },
+  }),
   AddressValueInvalid: rule<Params['AddressValueInvalid']>({
     severity: 'violation',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
     detail: (p) =>
-      `must be a valid IPv4 or IPv6 address (no leading zeros, no zone) for routability ${p.routability}`,
-    warning: (field, p) => `${field}: ${short(p.value)} is not a valid IP address`,
-    example: { field: 'spec.addresses[0].value', params: { value: '10.096.0.10', routability: 'Cluster' } },
+      p.cidr
+        ? `is a range, not an address: give one address of it (routability ${p.unset ? 'unset (read as External)' : p.routability} checks a single IP)`
+        : `must be a valid IPv4 or IPv6 address (no leading zeros, no zone) for ${p.unset ? UNSET : `routability ${p.routability}`}`,
+    warning: (field, p) =>
+      p.cidr
+        ? `${field}: ${short(p.value)} is a range, not an address`
+        : `${field}: ${short(p.value)} is not a valid IP address`,
+    example: {
+      field: 'spec.addresses[0].value',
+      params: { value: '10.096.0.10', routability: 'Cluster', unset: false, cidr: false },
+    },
   }),
   ClusterAddressOutsideServiceRange: rule<Params['ClusterAddressOutsideServiceRange']>({
     severity: 'violation',
@@ -184,14 +270,15 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     value: (p) => p.value,
     detail: (p) => {
       let detail = `routability Cluster requires an address inside the service range (${p.ranges})`;
+      if (p.readAs) detail = `read as IPv4 ${p.readAs}: ${detail}`;
       if (p.missingFamily) detail += `, and the cluster has no ${p.missingFamily} service range`;
       if (p.terminating) detail += `; ${p.terminating} is being deleted and takes no new addresses`;
       return detail;
     },
     warning: (field, p) =>
       p.terminating
-        ? `${field}: Cluster address ${short(p.value)} is only in ${p.terminating}, which is being deleted`
-        : `${field}: Cluster address ${short(p.value)} is outside the service range`,
+        ? `${field}: Cluster address ${short(p.value)}${readAsText(p)} is only in ${p.terminating}, which is being deleted`
+        : `${field}: Cluster address ${short(p.value)}${readAsText(p)} is outside the service range`,
     example: {
       field: 'spec.addresses[1].value',
       params: { value: '10.0.0.5', ranges: '10.96.0.0/12, fd00:10:96::/112' },
@@ -203,8 +290,9 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueInvalid',
     value: (p) => p.value,
     detail: (p) =>
-      `is the ${p.kind} address of service range ${p.cidr}, which is never allocated; choose another address in the range`,
-    warning: (field, p) => `${field}: ${short(p.value)} is the ${p.kind} address of ${p.cidr}`,
+      `${p.readAs ? `read as IPv4 ${p.readAs}, it ` : ''}is the ${p.kind} address of service range ${p.cidr}, which is never allocated; choose another address in the range`,
+    warning: (field, p) =>
+      `${field}: ${short(p.value)}${readAsText(p)} is the ${p.kind} address of ${p.cidr}`,
     example: {
       field: 'spec.addresses[0].value',
       params: { value: '10.96.0.0', kind: 'network', cidr: '10.96.0.0/12' },
@@ -215,8 +303,8 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     lists: ['spec'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
-    detail: (p) => `already allocated to ${p.holder}`,
-    warning: (field, p) => `${field}: ${short(p.value)} is already allocated to ${p.holder}`,
+    detail: (p) => `${p.readAs ? `read as IPv4 ${p.readAs}, it is ` : ''}already allocated to ${p.holder}`,
+    warning: (field, p) => `${field}: ${short(p.value)}${readAsText(p)} is already allocated to ${p.holder}`,
     example: {
       field: 'spec.addresses[0].value',
       params: { value: '10.96.0.10', holder: 'services/kube-system/kube-dns' },
@@ -240,9 +328,9 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueInvalid',
     value: (p) => p.value,
     detail: (p) =>
-      `${externalPhrase(p.unset)} requires an address outside the service range (${p.cidr}); use routability Cluster for a ClusterIP`,
+      `${p.readAs ? `read as IPv4 ${p.readAs}: ` : ''}${routabilityPhrase(p.unset)} requires an address outside the service range (${p.cidr}); use routability Cluster for a ClusterIP`,
     warning: (field, p) =>
-      `${field}: External${p.unset ? ' (unset)' : ''} address ${short(p.value)} is inside service range ${p.cidr}`,
+      `${field}: ${short(p.value)}${readAsText(p)} is inside service range ${p.cidr}, with ${routabilityPhrase(p.unset)}`,
     example: {
       field: 'status.addresses[0].value',
       params: { value: '10.96.0.42', cidr: '10.96.0.0/12', unset: true },
@@ -254,29 +342,33 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueInvalid',
     value: (p) => p.value,
     detail: (p) =>
-      `${externalPhrase(p.unset)} cannot use a hostname under ${p.suffix}, which resolves only inside the cluster; use routability Cluster`,
-    warning: (field, p) => `${field}: External${p.unset ? ' (unset)' : ''} hostname is under ${p.suffix}`,
+      `${routabilityPhrase(p.unset)} cannot use a name in the cluster DNS domain ${p.domain}, which resolves only inside the cluster; use routability Cluster`,
+    warning: (field, p) =>
+      `${field}: hostname is in the cluster domain ${p.domain}, with ${routabilityPhrase(p.unset)}`,
     example: {
       field: 'spec.addresses[0].value',
-      params: { value: 'gw.apps.svc.cluster.local', suffix: '.svc.cluster.local', unset: false },
+      params: { value: 'gw.apps.svc.cluster.local', domain: 'cluster.local', unset: false },
     },
   }),
   RoutabilityMismatch: rule<Params['RoutabilityMismatch']>({
     severity: 'violation',
     lists: ['status'],
-    type: 'FieldValueInvalid',
-    value: (p) => (p.unset ? NO_VALUE : p.routability),
+    // An unset routability is a missing value in Kubernetes' terms.
+    type: (p) => (p.unset ? 'FieldValueRequired' : 'FieldValueInvalid'),
+    value: (p) => p.routability,
     detail: (p) => {
       const requested = p.requestedBy
-        ? `${p.requestedBy} requested routability ${p.requested.join(', ')} for this address`
+        ? `${p.requestedBy} requested routability ${p.requested.join(' or ')} for this address`
         : `no spec address requests routability ${p.routability} (requested: ${p.requested.join(', ')})`;
-      const unset = p.unset ? 'null (unset, read as External): ' : '';
+      const unset = p.unset ? `routability unset (read as ${p.routability}), but ` : '';
       return `${unset}${requested}; an implementation must not substitute a different scope`;
     },
-    warning: (field, p) =>
-      p.requestedBy
-        ? `${field}: ${p.routability} substitutes the ${p.requested.join(', ')} that ${p.requestedBy} requested`
-        : `${field}: ${p.routability} was not requested (spec asks for ${p.requested.join(', ')})`,
+    warning: (field, p) => {
+      const reported = p.unset ? `routability unset (read as ${p.routability})` : p.routability;
+      return p.requestedBy
+        ? `${field}: ${reported} substitutes the ${p.requested.join(' or ')} that ${p.requestedBy} requested`
+        : `${field}: ${reported} was not requested (spec asks for ${p.requested.join(', ')})`;
+    },
     example: {
       field: 'status.addresses[0].routability',
       params: {
@@ -290,16 +382,38 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   AddressesAssignedInconsistent: rule<Params['AddressesAssignedInconsistent']>({
     severity: 'violation',
     lists: ['status'],
-    type: (p) => (p.problem === 'message' ? 'FieldValueRequired' : 'FieldValueInvalid'),
-    value: (p) => (p.problem === 'pair' ? p.reason : p.problem === 'programmed' ? 'NotAssigned' : NO_VALUE),
+    type: (p) =>
+      p.problem === 'message'
+        ? 'FieldValueRequired'
+        : p.problem === 'satisfied'
+          ? 'FieldValueForbidden'
+          : 'FieldValueInvalid',
+    value: (p) => {
+      switch (p.problem) {
+        case 'pair':
+          return p.reason;
+        case 'programmed':
+          return 'NotAssigned';
+        case 'unmatched':
+          return 'True';
+        default:
+          return NO_VALUE;
+      }
+    },
     detail: (p) => {
       switch (p.problem) {
         case 'pair':
-          return `condition AddressesAssigned with status ${quote(p.status)} must be True/Assigned, False/PartiallyAssigned or False/NotAssigned`;
+          return `condition AddressesAssigned with status ${quote(p.status)} must be True/${p.success}, False/PartiallyAssigned or False/NotAssigned`;
         case 'programmed':
           return `AddressesAssigned=False/NotAssigned requires condition Programmed=False with reason AddressNotAssigned (found ${p.programmed})`;
         case 'message':
           return 'AddressesAssigned=False/PartiallyAssigned must list the unsatisfied address entries in its message';
+        case 'partialProgrammed':
+          return `AddressesAssigned=False/PartiallyAssigned means the Gateway is programmed with the addresses it could satisfy, so Programmed must be True (found ${p.programmed})`;
+        case 'unmatched':
+          return `AddressesAssigned=True/${p.success} requires a status address satisfying every spec entry, and ${p.entry} has none`;
+        case 'satisfied':
+          return `AddressesAssigned=False/NotAssigned, yet this address satisfies ${p.requestedBy}; with nothing assigned, no status address may satisfy a request`;
       }
     },
     warning: (field, p) => {
@@ -310,11 +424,17 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
           return `${field}: NotAssigned needs Programmed=False/AddressNotAssigned (found ${p.programmed})`;
         case 'message':
           return `${field}: PartiallyAssigned needs a message listing the unsatisfied entries`;
+        case 'partialProgrammed':
+          return `${field}: PartiallyAssigned needs Programmed=True (found ${p.programmed})`;
+        case 'unmatched':
+          return `${field}: AddressesAssigned=True, but no status address satisfies ${p.entry}`;
+        case 'satisfied':
+          return `${field}: satisfies ${p.requestedBy} although AddressesAssigned is NotAssigned`;
       }
     },
     example: {
       field: 'status.conditions[2].reason',
-      params: { problem: 'pair', status: 'True', reason: 'PartiallyAssigned' },
+      params: { problem: 'pair', status: 'True', reason: 'PartiallyAssigned', success: 'Assigned' },
     },
   }),
   ClusterAddressGloballyRoutable: rule<Params['ClusterAddressGloballyRoutable']>({
@@ -322,10 +442,12 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
-    detail: () => 'a Cluster address SHOULD NOT be globally routable (GEP-5093)',
+    detail: (p) =>
+      `${p.readAs ? `read as IPv4 ${p.readAs}: ` : ''}a Cluster address SHOULD NOT be globally routable unless the service range itself is (GEP-5093)`,
     warning: (field, p) =>
-      `${field}: Cluster address ${short(p.value)} is globally routable; GEP-5093 says it SHOULD NOT be`,
-    example: { field: 'spec.addresses[0].value', params: { value: '34.118.224.10' } },
+      `${field}: Cluster address ${short(p.value)}${readAsText(p)} is globally routable; GEP-5093 says it SHOULD NOT be`,
+    // 10.0.0.0/7 holds private 10/8 and public 11/8: the range is not global as a whole.
+    example: { field: 'spec.addresses[0].value', params: { value: '11.0.0.10' } },
   }),
   StatusDefaultedExternal: rule<Params['StatusDefaultedExternal']>({
     severity: 'warning',
@@ -333,7 +455,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueInvalid',
     value: (p) => p.value,
     detail: (p) =>
-      `routability was defaulted to External, but the address ${p.why === 'range' ? 'is inside the service range' : 'is a cluster-domain hostname'}; report routability Cluster`,
+      `routability was defaulted to External, but the address ${p.why === 'range' ? 'is inside the service range' : 'is a name in the cluster DNS domain'}; report routability Cluster`,
     warning: (field, p) =>
       `${field}: routability defaulted to External, but ${short(p.value)} ${p.why === 'range' ? 'is in the service range' : 'is a cluster-domain name'}`,
     example: { field: 'status.addresses[0]', params: { value: '10.96.0.42', why: 'range' } },
@@ -344,9 +466,12 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
     type: 'FieldValueInvalid',
     value: () => NO_VALUE,
     detail: (p) =>
-      `unchanged entry allowed although it now fails ${p.codes.join(', ')}; it will be checked when it changes`,
-    warning: (field, p) => `${field}: unchanged, so allowed, but it now fails ${p.codes.join(', ')}`,
-    example: { field: 'spec.addresses[0]', params: { codes: ['ClusterAddressOutsideServiceRange'] } },
+      `unchanged entry allowed, although now: ${p.problem}${p.more > 0 ? ` (and ${p.more} more)` : ''}; it is checked in full when it changes`,
+    warning: (field, p) => `${field}: unchanged, so allowed, although now: ${p.problem}`,
+    example: {
+      field: 'spec.addresses[0]',
+      params: { problem: 'Cluster address "10.96.0.10" is outside the service range', more: 0 },
+    },
   }),
 };
 

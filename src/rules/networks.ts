@@ -1,4 +1,4 @@
-import { parseIP, type IPFamily } from './ip.js';
+import { isGloballyRoutable, parseIP, type IPFamily } from './ip.js';
 
 /** One service CIDR, parsed once when the ranges change, never per request. */
 export interface ServiceRange {
@@ -10,6 +10,8 @@ export interface ServiceRange {
   readonly last: bigint;
   /** A terminating ServiceCIDR takes no new allocations but still is service range. */
   readonly terminating: boolean;
+  /** The range itself is globally routable (an IPv6 GUA service network, say). */
+  readonly global: boolean;
 }
 
 export interface ServiceCidrInput {
@@ -45,6 +47,7 @@ export function parseCidr(text: string, terminating = false): ServiceRange | str
     first: ip.bits,
     last: ip.bits | hostMask,
     terminating,
+    global: isGloballyRoutable(ip),
   };
 }
 

@@ -1,22 +1,128 @@
-/** Routability value syntax and the per-address rules shared by spec and status. */
+/**
+ * Routability values as each GEP-5093 revision reads them, and the
+ * per-address rules shared by spec and status.
+ */
 import type { FieldPath } from './field-path.js';
 import type { AddressEntry } from './gateway.js';
-import { jsonText } from './json-text.js';
 import { isGloballyRoutable, parseIP, type ParsedIP } from './ip.js';
-import { reservedKind as reservedKindOf } from './networks.js';
+import { jsonText } from './json-text.js';
+import { parseCidr, reservedKind as reservedKindOf, type ServiceRange } from './networks.js';
+import type { GepRevision } from './revision.js';
 import { finding, type Finding, type RuleContext } from './types.js';
 
 /**
- * The routability pattern, anchored as a whole. AddressType's upstream pattern
- * binds `^` and `$` only to its first and last alternatives; this one does not.
- * The CRD patch uses this very string, so the apiserver and the engine agree.
+ * The provisional routability pattern, anchored as a whole. AddressType's
+ * upstream pattern binds `^` and `$` only to its first and last alternatives;
+ * this one does not. The CRD patch uses this very string, so the apiserver and
+ * the engine agree.
  */
 export const ROUTABILITY_PATTERN =
   "^(External|Cluster|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[A-Za-z0-9\\/\\-._~%!$&'()*+,;=:]+)$";
 export const ROUTABILITY_MAX_LENGTH = 253;
 const ROUTABILITY_RE = new RegExp(ROUTABILITY_PATTERN);
 
+/** Upstream's `format.dns1123Subdomain()`: lower-case labels of ≤ 63 characters, ≤ 253 in all. */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+function isDns1123Subdomain(text: string): boolean {
+  if (text.length === 0 || text.length > 253) return false;
+  for (const label of text.split('.')) if (label.length > 63 || !DNS1123_LABEL.test(label)) return false;
+  return true;
+}
+
+/** Upstream reserves these prefixes; conformance uses `testing.x-k8s.io/…`. */
+const isReservedPrefix = (prefix: string) => prefix === 'k8s.io' || prefix.endsWith('.k8s.io');
+export const TESTING_PREFIX = 'testing.x-k8s.io';
+export const TESTING_SENTINEL = 'testing.x-k8s.io/sentinel';
+
 export type WellKnown = 'External' | 'Cluster';
+
+/**
+ * What a routability means for the rules. `none`: no requirement (provisional
+ * spec unset; experimental unset or `""`). `External` in status may be the
+ * provisional reading of unset (`unset: true`).
+ */
+export type Routability =
+  | { readonly kind: 'invalid'; readonly finding: Finding }
+  | { readonly kind: 'none' }
+  | { readonly kind: 'External'; readonly unset: boolean }
+  | { readonly kind: 'Cluster' }
+  | { readonly kind: 'prefixed'; readonly value: string };
+
+const NONE: Routability = { kind: 'none' };
+const CLUSTER: Routability = { kind: 'Cluster' };
+const EXTERNAL: Routability = { kind: 'External', unset: false };
+const EXTERNAL_UNSET: Routability = { kind: 'External', unset: true };
+
+/**
+ * The syntax rule of the revision: provisional, a string matching the pattern;
+ * experimental, upstream's CEL rule; both at most 253 characters.
+ */
+export function checkRoutabilitySyntax(
+  value: unknown,
+  field: FieldPath | (() => FieldPath),
+  revision: GepRevision = 'provisional',
+): Finding | undefined {
+  const at = () => (typeof field === 'function' ? field() : field);
+  if (typeof value !== 'string')
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'notString', revision });
+  if (value.length > ROUTABILITY_MAX_LENGTH)
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'tooLong', revision });
+  if (revision === 'provisional') {
+    if (ROUTABILITY_RE.test(value)) return undefined;
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax', revision });
+  }
+  if (value === '' || value === 'Cluster') return undefined;
+  if (value === 'External')
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'externalRemoved', revision });
+  const slash = value.indexOf('/');
+  const prefix = slash < 0 ? '' : value.slice(0, slash);
+  if (slash < 0 || slash === value.length - 1 || !isDns1123Subdomain(prefix))
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax', revision });
+  if (isReservedPrefix(prefix))
+    return finding('RoutabilityUnsupported', at(), { value, reason: 'reservedPrefix', revision });
+  return undefined;
+}
+
+/** Reads an entry's routability under the revision; `status` says which list it is in. */
+export function readRoutability(entry: AddressEntry, ctx: RuleContext, status: boolean): Routability {
+  const value = entry.routability;
+  const revision = ctx.revision ?? 'provisional';
+  if (value === undefined) return status && revision === 'provisional' ? EXTERNAL_UNSET : NONE;
+  if (value === 'Cluster') return CLUSTER;
+  if (value === 'External' && revision === 'provisional') return EXTERNAL;
+  if (value === '' && revision === 'experimental') return NONE;
+  const syntax = checkRoutabilitySyntax(value, () => entry.field.child('routability'), revision);
+  if (syntax) return { kind: 'invalid', finding: syntax };
+  return { kind: 'prefixed', value: value as string };
+}
+
+/**
+ * The routability an entry stands for, as a comparable string: provisional
+ * status unset is `External`; experimental unset is `""`; provisional spec
+ * unset stays unset (undefined). Invalid values compare as written.
+ */
+export function effectiveRoutability(entry: AddressEntry, ctx: RuleContext, status: boolean): unknown {
+  const value = entry.routability;
+  if (value !== undefined) return value;
+  if ((ctx.revision ?? 'provisional') === 'experimental') return '';
+  return status ? 'External' : undefined;
+}
+
+/** `cluster.local`, lower-cased, without a trailing dot. */
+export function clusterZone(clusterDomain: string): string {
+  return clusterDomain.toLowerCase().replace(/\.$/, '');
+}
+
+/**
+ * A name the cluster's DNS answers only inside the cluster: the cluster
+ * domain itself and every name under it (`*.svc.<domain>`, `*.pod.<domain>`,
+ * the bare `svc.<domain>`), since the cluster DNS is authoritative for the zone.
+ */
+export function isClusterDomainHostname(value: string, clusterDomain: string): boolean {
+  const name = value.toLowerCase().replace(/\.$/, '');
+  const zone = clusterZone(clusterDomain);
+  return name === zone || name.endsWith(`.${zone}`);
+}
 
 /** One part of an entry key: strings length-prefixed (so no two keys collide), anything else as JSON. */
 function keyPart(value: unknown): string {
@@ -24,46 +130,31 @@ function keyPart(value: unknown): string {
   return `j${jsonText(value ?? null)}`;
 }
 
-/** Identity used for ratcheting: (type, value, routability) as stored. */
-export function entryKey(entry: AddressEntry): string {
-  return keyPart(entry.type) + keyPart(entry.value) + keyPart(entry.routability);
+/** The address an entry names, canonical for IPs (`FD00::A` is `fd00::a`). */
+function canonicalValue(entry: AddressEntry): unknown {
+  if (entry.type === 'IPAddress' && typeof entry.value === 'string')
+    return parseIP(entry.value)?.canonical ?? entry.value;
+  return entry.value;
 }
 
-/** The syntax rule: a string matching the pattern, at most 253 characters. */
-export function checkRoutabilitySyntax(
-  value: unknown,
-  field: FieldPath | (() => FieldPath),
-): Finding | undefined {
-  const at = () => (typeof field === 'function' ? field() : field);
-  if (typeof value !== 'string')
-    return finding('RoutabilityUnsupported', at(), { value, reason: 'notString' });
-  if (value.length > ROUTABILITY_MAX_LENGTH)
-    return finding('RoutabilityUnsupported', at(), { value, reason: 'tooLong' });
-  if (!ROUTABILITY_RE.test(value))
-    return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax' });
-  return undefined;
-}
-
-export function isWellKnown(value: unknown): value is WellKnown {
-  return value === 'External' || value === 'Cluster';
-}
-
-/** `.svc.cluster.local`, lower-cased, for the configured cluster domain. */
-export function clusterServiceSuffix(clusterDomain: string): string {
-  return `.svc.${clusterDomain.toLowerCase().replace(/\.$/, '')}`;
-}
-
-export function isClusterDomainHostname(value: string, clusterDomain: string): boolean {
-  return value.toLowerCase().replace(/\.$/, '').endsWith(clusterServiceSuffix(clusterDomain));
-}
-
-/** The IP of an IPAddress-typed entry with a value, or a finding when it is no IP. */
-export function entryIP(entry: AddressEntry, routability: string): ParsedIP | Finding | undefined {
-  if (entry.type !== 'IPAddress' || entry.value === undefined) return undefined;
-  const ip = typeof entry.value === 'string' ? parseIP(entry.value) : undefined;
+/**
+ * Identity used for ratcheting: effective type, the same address (IPs
+ * canonical) and effective routability, so a status entry stored unset equals
+ * the same entry after the mutation defaulted it.
+ */
+export function entryKey(entry: AddressEntry, ctx: RuleContext, status: boolean): string {
   return (
-    ip ?? finding('AddressValueInvalid', entry.field.child('value'), { value: entry.value, routability })
+    keyPart(entry.type) + keyPart(canonicalValue(entry)) + keyPart(effectiveRoutability(entry, ctx, status))
   );
+}
+
+/** The IP of an IPAddress entry, or of a Hostname whose value is an IP literal (judged by the IP rules). */
+function entryIP(entry: AddressEntry): ParsedIP | 'invalid' | undefined {
+  if (typeof entry.value !== 'string')
+    return entry.type === 'IPAddress' && entry.value !== undefined ? 'invalid' : undefined;
+  if (entry.type === 'IPAddress') return parseIP(entry.value) ?? 'invalid';
+  if (entry.type === 'Hostname') return parseIP(entry.value);
+  return undefined;
 }
 
 /** Renders an IPAddress parentRef as `services/kube-system/kube-dns`. */
@@ -77,46 +168,67 @@ export function describeHolder(h: {
   return h.namespace ? `${resource}/${h.namespace}/${h.name}` : `${resource}/${h.name}`;
 }
 
+/** A CIDR written where one address belongs gets its own hint. */
+function looksLikeCidr(value: unknown): boolean {
+  return typeof value === 'string' && value.includes('/') && typeof parseCidr(value) !== 'string';
+}
+
 /**
- * Rules for an entry that says (or, in status, defaults to) External or
- * Cluster and carries a value. `requesting` is true for new spec requests:
- * they may not be satisfied from a terminating range, from reserved
+ * Rules for an entry that says (or, in provisional status, defaults to)
+ * External or Cluster and carries a value. `requesting` is true for new spec
+ * requests: they may not be satisfied from a terminating range, from reserved
  * addresses, or from an IP someone else holds.
  */
 export function checkAddressScope(
   entry: AddressEntry,
-  routability: WellKnown,
+  routability: { kind: WellKnown; unset?: boolean },
   ctx: RuleContext,
-  options: { requesting: boolean; unset: boolean; gateway?: { namespace: string; name: string } },
+  options: { requesting: boolean; gateway?: { namespace: string; name: string } },
 ): Finding[] {
   const out: Finding[] = [];
+  const unset = routability.unset === true;
   // Built only for a finding: most addresses have none.
   const valueField = () => entry.field.child('value');
-  if (entry.type === 'Hostname' && typeof entry.value === 'string') {
-    if (routability === 'External' && isClusterDomainHostname(entry.value, ctx.clusterDomain)) {
+  const ip = entryIP(entry);
+  if (ip === 'invalid') {
+    return [
+      finding('AddressValueInvalid', valueField(), {
+        value: entry.value,
+        routability: routability.kind,
+        unset,
+        cidr: looksLikeCidr(entry.value),
+      }),
+    ];
+  }
+  if (ip === undefined) {
+    if (
+      entry.type === 'Hostname' &&
+      typeof entry.value === 'string' &&
+      routability.kind === 'External' &&
+      isClusterDomainHostname(entry.value, ctx.clusterDomain)
+    ) {
       out.push(
         finding('ExternalHostnameInClusterDomain', valueField(), {
           value: entry.value,
-          suffix: clusterServiceSuffix(ctx.clusterDomain),
-          unset: options.unset,
+          domain: clusterZone(ctx.clusterDomain),
+          unset,
         }),
       );
     }
     return out;
   }
-  const ip = entryIP(entry, routability);
-  if (ip === undefined) return out;
-  if (!('bits' in ip)) return [ip];
   const value = entry.value as string;
+  const readAs = ip.mapped ? ip.canonical : undefined;
   const containing = ctx.ranges.containing(ip);
 
-  if (routability === 'External') {
+  if (routability.kind === 'External') {
     if (containing.length > 0) {
       out.push(
         finding('ExternalAddressInsideServiceRange', valueField(), {
           value,
           cidr: containing[0]!.cidr,
-          unset: options.unset,
+          unset,
+          readAs,
         }),
       );
     }
@@ -129,6 +241,7 @@ export function checkAddressScope(
     out.push(
       finding('ClusterAddressOutsideServiceRange', valueField(), {
         value,
+        readAs,
         ranges: ctx.ranges.describe((r) => !options.requesting || !r.terminating),
         ...(ctx.ranges.hasFamily(ip.family, !options.requesting) ? {} : { missingFamily: ip.family }),
         ...(terminating.length > 0 ? { terminating: terminating.join(', ') } : {}),
@@ -142,21 +255,34 @@ export function checkAddressScope(
     if (reserved.every((x) => x.kind !== undefined)) {
       const first = reserved[0]!;
       out.push(
-        finding('ClusterAddressReserved', valueField(), { value, kind: first.kind!, cidr: first.r.cidr }),
+        finding('ClusterAddressReserved', valueField(), {
+          value,
+          readAs,
+          kind: first.kind!,
+          cidr: first.r.cidr,
+        }),
       );
       return out;
     }
     const holder = ctx.allocatedIPs?.holderOf(ip.canonical);
     if (holder && !isGatewayItself(holder, options.gateway)) {
-      out.push(finding('ClusterAddressAllocated', valueField(), { value, holder: describeHolder(holder) }));
+      out.push(
+        finding('ClusterAddressAllocated', valueField(), { value, readAs, holder: describeHolder(holder) }),
+      );
       return out;
     }
     const unchecked = holder ? undefined : ctx.allocatedIPs?.uncheckedReason?.(ip.canonical);
     if (unchecked !== undefined)
       out.push(finding('ClusterAddressAllocationUnchecked', valueField(), { value, reason: unchecked }));
   }
-  if (isGloballyRoutable(ip)) out.push(finding('ClusterAddressGloballyRoutable', valueField(), { value }));
+  // GEP-5093: SHOULD be non-global, unless the service network itself is global.
+  if (isGloballyRoutable(ip) && !usable.some(isGlobalRange))
+    out.push(finding('ClusterAddressGloballyRoutable', valueField(), { value, readAs }));
   return out;
+}
+
+function isGlobalRange(range: ServiceRange): boolean {
+  return range.global;
 }
 
 function isGatewayItself(

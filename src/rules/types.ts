@@ -1,6 +1,14 @@
 import type { FieldPath } from './field-path.js';
 import { renderFieldErrorBody, type ErrorType } from './field-error.js';
-import { CATALOGUE, clampWarning, type Entry, type ParamsOf, type RuleCode } from './messages.js';
+import {
+  CATALOGUE,
+  clampWarning,
+  type Entry,
+  type ParamsOf,
+  type RuleCode,
+  type Severity,
+} from './messages.js';
+import type { GepRevision } from './revision.js';
 import type { ServiceRanges } from './networks.js';
 
 export type Policy = 'enforce' | 'warn';
@@ -32,6 +40,11 @@ export interface RuleContext {
   readonly allowedRoutability?: ReadonlySet<string> | undefined;
   readonly specPolicy: Policy;
   readonly statusPolicy: Policy;
+  /**
+   * The GEP-5093 revision the rules follow; undefined reads as `provisional`
+   * (the seed), so callers that predate the revision keep today's behaviour.
+   */
+  readonly revision?: GepRevision | undefined;
   /** Allocated ClusterIPs; undefined skips ClusterAddressAllocated. */
   readonly allocatedIPs?: AllocatedIPs | undefined;
 }
@@ -49,7 +62,8 @@ export interface GatewayRequest {
 export interface Finding {
   readonly code: RuleCode;
   readonly field: FieldPath;
-  readonly severity: 'violation' | 'warning';
+  /** `invalid`: denied under every policy; `violation`: per policy; `warning`: never denies. */
+  readonly severity: Severity;
   /** The Kubernetes field-error type; `details.causes[].reason` of a denial. */
   readonly type: ErrorType;
   /** The field error after `<field>: ` (`Invalid value: "v": detail`), as `field.Error.ErrorBody()`. */

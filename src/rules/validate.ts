@@ -37,38 +37,48 @@ interface Collected {
   ratcheted: boolean;
 }
 
-function unchangedKeys(old: readonly AddressEntry[]): Set<string> {
-  return new Set(old.map(entryKey));
+function unchangedKeys(old: readonly AddressEntry[], ctx: RuleContext, status: boolean): Set<string> {
+  const keys = new Set<string>();
+  for (const entry of old) keys.add(entryKey(entry, ctx, status));
+  return keys;
 }
 
 function collectList(
   scope: Scope,
   list: AddressList,
   old: ReadonlySet<string>,
+  ctx: RuleContext,
   check: (entry: AddressEntry) => Finding[],
   out: Collected[],
 ): void {
   for (const f of list.findings) out.push({ scope, finding: f, ratcheted: false });
   for (const entry of list.entries) {
-    const ratcheted = old.size > 0 && old.has(entryKey(entry));
+    const ratcheted = old.size > 0 && old.has(entryKey(entry, ctx, scope === 'status'));
     for (const f of check(entry)) out.push({ scope, finding: f, ratcheted });
   }
 }
 
 function collectSpec(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
-  const old = review.operation === 'UPDATE' ? unchangedKeys(review.old.spec.entries) : new Set<string>();
+  const old =
+    review.operation === 'UPDATE' ? unchangedKeys(review.old.spec.entries, ctx, false) : new Set<string>();
   const identity = review.identity;
-  collectList('spec', review.gateway.spec, old, (entry) => checkSpecAddress(entry, ctx, identity), out);
+  collectList('spec', review.gateway.spec, old, ctx, (entry) => checkSpecAddress(entry, ctx, identity), out);
 }
 
 function collectStatus(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
   const gateway = review.gateway;
-  const requests = indexSpecRequests(gateway.spec.entries);
-  const old = unchangedKeys(review.old.status.entries);
-  collectList('status', gateway.status, old, (entry) => checkStatusAddress(entry, ctx, requests), out);
+  const requests = indexSpecRequests(gateway.spec.entries, ctx);
+  const old = unchangedKeys(review.old.status.entries, ctx, true);
+  collectList('status', gateway.status, old, ctx, (entry) => checkStatusAddress(entry, ctx, requests), out);
   const conditionsUnchanged = review.old.hasStatus && conditionKey(gateway) === conditionKey(review.old);
-  for (const f of checkAddressesAssigned(gateway))
+  for (const f of checkAddressesAssigned(gateway, ctx, requests))
     out.push({ scope: 'status', finding: f, ratcheted: conditionsUnchanged });
+}
+
+/** A finding's warning without its leading `<field>: `, to quote it inside another warning. */
+function withoutField(f: Finding): string {
+  const prefix = `${f.field.toString()}: `;
+  return f.warning.startsWith(prefix) ? f.warning.slice(prefix.length) : f.warning;
 }
 
 /**
@@ -114,7 +124,7 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
   for (const { scope, finding: f, ratcheted } of collected) {
     if (ratcheted) {
       // Unchanged entries are not re-checked: a failing rule only warns, and notices are not repeated.
-      if (f.severity === 'violation') {
+      if (f.severity !== 'warning') {
         const entry = f.field.upToFirstIndex().toString();
         const list = ratchetedByEntry.get(entry) ?? [];
         list.push(f);
@@ -125,7 +135,8 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
     if (f.severity === 'warning') {
       notices.push(f);
       warnings.push(f.warning);
-    } else if (policy(scope) === 'enforce') {
+    } else if (f.severity === 'invalid' || policy(scope) === 'enforce') {
+      // Invalid data (the CRD refuses it too) is denied under every policy.
       // The denial message carries it in full; repeating it as a warning would only add noise.
       violations.push(f);
     } else {
@@ -138,7 +149,8 @@ function decide(collected: readonly Collected[], ctx: RuleContext): ValidationRe
     ratcheted.push(...list);
     const first = list[0]!;
     const note = finding('UnchangedEntryRatcheted', first.field.upToFirstIndex(), {
-      codes: [...new Set(list.map((f) => f.code))],
+      problem: withoutField(first),
+      more: list.length - 1,
     });
     warnings.push(note.warning);
   }

@@ -66,7 +66,7 @@ export const mutateReview: Webhook = (request, ctx) => {
   return {
     kind: 'patched',
     patch: result.patch,
-    warnings: result.notices.map((f) => f.warning),
+    warnings: result.warnings,
     auditAnnotations: defaulted > 0 ? { 'defaulted-routability': String(defaulted) } : {},
     codes: [...new Set(result.notices.map((f) => f.code))],
   };

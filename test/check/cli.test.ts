@@ -199,10 +199,11 @@ describe('policies', () => {
     );
   });
 
-  it('--spec-policy warn turns spec violations into warnings', async () => {
+  it('--spec-policy warn turns spec violations into warnings, but a malformed routability stays denied', async () => {
     const r = await check(['-f', 'manifests/gateways.yaml', ...RANGES, '--spec-policy', 'warn']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/0 violations, 4 warnings/);
+    // `routability: cluster` is invalid data (the CRD refuses it too): denied under every policy.
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/1 violation, 3 warnings/);
     expect(r.stdout).toMatch(/^manifests\/gateways.yaml:66:14: warning: Gateway apps\/internal:/m);
   });
 

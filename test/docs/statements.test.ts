@@ -333,7 +333,8 @@ describe.skipIf(!built)('messages.md', () => {
     const { value } = CATALOGUE.ClusterAddressGloballyRoutable.example.params;
     const review = JSON.parse(readFileSync(FIXTURE, 'utf8'));
     review.request.object.spec.addresses = [{ type: 'IPAddress', value, routability: 'Cluster' }];
-    const r = await runCli(['review', '--service-cidr', '34.118.224.0/20'], {
+    // A range that is not global as a whole (10.0.0.0/7 holds private 10/8 and public 11/8).
+    const r = await runCli(['review', '--service-cidr', '10.0.0.0/7'], {
       input: JSON.stringify(review),
     });
     expect(r.code, r.stderr).toBe(0);

@@ -68,7 +68,7 @@ describe('AdmissionReview protocol invariants', () => {
     expect(denied.allowed).toBe(false);
     expect(denied.status.details.causes).toHaveLength(1);
     expect(denied.warnings).toEqual([
-      'spec.addresses[1]: unchanged, so allowed, but it now fails ClusterAddressOutsideServiceRange',
+      'spec.addresses[1]: unchanged, so allowed, although now: Cluster address "10.200.0.5" is outside the service range',
     ]);
   });
 

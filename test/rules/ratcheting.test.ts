@@ -15,7 +15,7 @@ describe('ratcheting of unchanged entries on UPDATE', () => {
     expect(result.allowed).toBe(true);
     expect(codes(result.ratcheted)).toEqual(['ClusterAddressOutsideServiceRange@spec.addresses[0].value']);
     expect(result.warnings).toEqual([
-      'spec.addresses[0]: unchanged, so allowed, but it now fails ClusterAddressOutsideServiceRange',
+      'spec.addresses[0]: unchanged, so allowed, although now: Cluster address "10.96.0.10" is outside the service range',
     ]);
     expect(result.auditAnnotations).toEqual({
       ratcheted: 'ClusterAddressOutsideServiceRange@spec.addresses[0].value',

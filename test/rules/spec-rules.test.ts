@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateGateway } from '../../src/rules/index.js';
+import { aggregateMessage, validateGateway } from '../../src/rules/index.js';
 import { baseGateway, codes, context, create, ranges, type Address } from '../support/gateways.js';
 import type { RuleContext } from '../../src/rules/types.js';
 
@@ -187,9 +187,21 @@ const rows: Row[] = [
     want: [`ClusterAddressOutsideServiceRange@${A0}.value`],
   },
   {
-    name: 'Cluster in a public service range: warning',
+    name: 'Cluster in a service range that is itself global: no warning (GEP exception)',
     address: { value: '8.8.0.10', routability: 'Cluster' },
     ctx: { ranges: ranges('8.8.0.0/16') },
+    want: [],
+  },
+  {
+    name: 'Cluster in an IPv6 GUA service network: no warning',
+    address: { value: '2001:470:1::10', routability: 'Cluster' },
+    ctx: { ranges: ranges('2001:470:1::/112') },
+    want: [],
+  },
+  {
+    name: 'Cluster global address in a range that is not itself global: warning',
+    address: { value: '11.0.0.10', routability: 'Cluster' },
+    ctx: { ranges: ranges('10.0.0.0/7') },
     want: [],
     notices: [`ClusterAddressGloballyRoutable@${A0}.value`],
   },
@@ -413,11 +425,24 @@ describe('ClusterAddressAllocationUnchecked', () => {
 });
 
 describe('report size', () => {
-  it('caps the message and audit annotation at 32 violations for hostile objects', () => {
-    const spec = Array.from({ length: 100 }, () => ({ value: '10.0.0.5', routability: 'Cluster' }));
-    const result = validateGateway(create(baseGateway({ spec })), context());
-    expect(result.violations).toHaveLength(100);
-    expect(result.message.endsWith(', and 68 more]')).toBe(true);
-    expect(result.auditAnnotations['denied']?.endsWith(', and 68 more')).toBe(true);
+  it('caps the aggregated message at 32 violations', () => {
+    const one = validateGateway(
+      create(baseGateway({ spec: [{ value: '10.0.0.5', routability: 'Cluster' }] })),
+      context(),
+    ).violations[0]!;
+    const message = aggregateMessage(Array.from({ length: 100 }, () => one));
+    expect(message.endsWith(', and 68 more]')).toBe(true);
+  });
+
+  it('judges a list longer than the CRD allows as one finding, without walking it, under every policy', () => {
+    const spec = Array.from({ length: 100_000 }, () => ({ value: '10.0.0.5', routability: 'Cluster' }));
+    for (const specPolicy of ['enforce', 'warn'] as const) {
+      const result = validateGateway(create(baseGateway({ spec })), context({ specPolicy }));
+      expect(result.allowed).toBe(false);
+      expect(codes(result.violations)).toEqual(['AddressesTooMany@spec.addresses']);
+      expect(result.message).toBe('spec.addresses: Too many: 100000: must have at most 16 items');
+    }
+    const sixteen = validateGateway(create(baseGateway({ spec: spec.slice(0, 16) })), context());
+    expect(sixteen.violations).toHaveLength(16);
   });
 });

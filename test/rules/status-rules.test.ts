@@ -72,9 +72,15 @@ const rows: Row[] = [
     want: [],
   },
   {
-    name: 'public Cluster status address warns',
+    name: 'public Cluster status address in a global service range: no warning',
     status: [{ value: '8.8.0.9', routability: 'Cluster' }],
     ctx: { ranges: ranges('8.8.0.0/16') },
+    want: [],
+  },
+  {
+    name: 'public Cluster status address in a non-global range warns',
+    status: [{ value: '11.0.0.9', routability: 'Cluster' }],
+    ctx: { ranges: ranges('10.0.0.0/7') },
     want: [],
     notices: [`ClusterAddressGloballyRoutable@${S0}.value`],
   },
