@@ -55,6 +55,18 @@ export const SERVE_FLAGS = {
     default: 7 * 1024 * 1024,
     description: 'Largest accepted review body.',
   },
+  'max-connections': {
+    kind: 'integer',
+    default: 1000,
+    description:
+      'Open connections on the webhook port; at the cap the oldest unfinished handshake or longest-idle connection is closed.',
+  },
+  'max-inflight-body-bytes': {
+    kind: 'integer',
+    default: 24 * 1024 * 1024,
+    description:
+      'Request-body bytes read at once; further requests wait (then get 429), small reviews have their own lane.',
+  },
   'cert-dir': {
     kind: 'string',
     default: 'certs',
@@ -78,6 +90,8 @@ export interface ServeConfig extends RuleConfig {
   readonly logLevel: LogLevel;
   readonly shutdownTimeoutSeconds: number;
   readonly maxBodyBytes: number;
+  readonly maxConnections: number;
+  readonly maxInflightBodyBytes: number;
   readonly certDir: string;
   readonly dev: boolean;
 }
@@ -98,6 +112,9 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
   const key = f['tls-private-key-file'];
   const tlsError = tlsFlagsError(cert, key, f.dev);
   if (tlsError !== undefined) return { ok: false, error: tlsError };
+  if (f['max-connections'] < 1) return { ok: false, error: '--max-connections must be at least 1' };
+  if (f['max-inflight-body-bytes'] < 1)
+    return { ok: false, error: '--max-inflight-body-bytes must be at least 1' };
   if (f.port === f['health-port'] && f.port !== 0)
     return { ok: false, error: '--port and --health-port must differ' };
   return {
@@ -114,6 +131,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       logLevel: f['log-level'],
       shutdownTimeoutSeconds: f['shutdown-timeout-seconds'],
       maxBodyBytes: f['max-body-bytes'],
+      maxConnections: f['max-connections'],
+      maxInflightBodyBytes: f['max-inflight-body-bytes'],
       certDir: f['cert-dir'],
       dev: f.dev,
     }),

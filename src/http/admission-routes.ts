@@ -28,7 +28,7 @@ export interface AdmissionRoutesOptions {
 }
 
 /** `?timeout=10s` as the apiserver sends it, in milliseconds. */
-function parseTimeoutParam(value: unknown): number | undefined {
+export function parseTimeoutParam(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
   const m = /^(\d{1,4})s$/.exec(value);
   return m ? Number(m[1]) * 1000 : undefined;

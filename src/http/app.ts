@@ -5,12 +5,15 @@
  * `inject()` into it. Dependencies come in.
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { ClusterSources } from '../cluster/types.js';
 import type { RuleSettings } from '../config/rules.js';
-import { admissionRoutes, type Respond } from './admission-routes.js';
-import { HttpError, readJsonBody } from './body.js';
+import { admissionRoutes, parseTimeoutParam, type Respond } from './admission-routes.js';
+import { HttpError, readJsonBodyWithin } from './body.js';
+import { BODY_WAIT_MS, createBodyBudget, DEFAULT_BODY_BUDGET, type BodyBudget } from './body-budget.js';
+import { HANDSHAKE_TIMEOUT_MS } from './connections.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { clip } from './log-text.js';
 import type { ServerMetrics } from './metrics.js';
@@ -24,6 +27,8 @@ export interface AppDeps {
   readonly metrics: ServerMetrics;
   /** TLS options; absent in tests that only inject. */
   readonly https?: HttpsServerOptions;
+  /** Bytes of request bodies in flight; absent: a budget from DEFAULT_BODY_BUDGET. */
+  readonly bodyBudget?: BodyBudget;
   /** True once shutdown started: answers then carry `Connection: close`. */
   readonly closing?: () => boolean;
 }
@@ -44,6 +49,7 @@ function httpsServerOptions(https: HttpsServerOptions): HttpsServerOptions {
     ...https,
     ...TLS_POLICY,
     headersTimeout: HEADERS_TIMEOUT_MS,
+    handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
     // Check header/request timeouts every second, not every 30 s (Node's default).
     connectionsCheckingInterval: 1_000,
   };
@@ -63,13 +69,40 @@ function fastifyOptions(deps: AppDeps): FastifyServerOptions & { https?: HttpsSe
     // a 503 would fail the apiserver's call and fall to failurePolicy for no reason.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    clientErrorHandler: answerClientError,
     bodyLimit: deps.config.maxBodyBytes,
     ...(deps.https ? { https: httpsServerOptions(deps.https) } : {}),
   };
 }
 
-/** Only application/json bodies are read, within the size and nesting limits. */
-function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
+/**
+ * A request Node's parser refuses (two Content-Lengths, a bad header) gets its
+ * 400 before the connection closes. Fastify's default writes the answer and
+ * destroys the socket at once: with the client's bytes still unread, the
+ * kernel then sends a reset that can overtake the answer. Ending the socket
+ * sends the answer and a FIN; the socket is destroyed a moment later.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? ['408', 'Request Timeout']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? ['431', 'Request Header Fields Too Large']
+        : ['400', 'Bad Request'];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable)
+    socket.end(
+      `HTTP/1.1 ${code} ${message}\r\nContent-Length: ${body.length}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
+/**
+ * Only application/json bodies are read, within the size and nesting limits
+ * and the budget of body bytes in flight.
+ */
+function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, budget: BodyBudget): void {
   const limits = {
     maxBytes: maxBodyBytes,
     drainBytes: 64 * 1024 * 1024,
@@ -79,7 +112,11 @@ function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const length = request.headers['content-length'];
-    readJsonBody(payload, length === undefined ? undefined : Number(length), limits, done);
+    // Wait for room at most half the apiserver's timeout for this call (default 10 s).
+    const timeout = parseTimeoutParam((request.query as Record<string, unknown> | undefined)?.['timeout']);
+    const waitMs = Math.min(BODY_WAIT_MS, (timeout ?? 10_000) / 2);
+    const declared = length === undefined ? undefined : Number(length);
+    readJsonBodyWithin(budget, payload, declared, { ...limits, waitMs }, done);
   });
   app.addContentTypeParser('*', (_request, _payload, done) => {
     done(new HttpError(400, 'Content-Type must be application/json'));
@@ -99,7 +136,12 @@ function registerErrorAnswers(
     respond(reply, 404, { error: `no route for ${request.method} ${clip(request.url.split('?')[0])}` });
   });
   app.setErrorHandler((err: RequestError, request, reply) => {
-    const status = err.statusCode === 413 ? 413 : err.statusCode && err.statusCode < 500 ? 400 : 500;
+    const status =
+      err.statusCode === 413 || err.statusCode === 429
+        ? err.statusCode
+        : err.statusCode && err.statusCode < 500
+          ? 400
+          : 500;
     if (status === 500) logger.error({ err, url: clip(request.url) }, 'unexpected error handling a request');
     else
       logger.warn(
@@ -107,6 +149,7 @@ function registerErrorAnswers(
         'rejected request',
       );
     if (err.closeConnection || status === 413) void reply.header('connection', 'close');
+    if (status === 429) void reply.header('retry-after', '1');
     const route = request.url.split('?')[0]?.slice(1);
     if (route === 'validate' || route === 'mutate') recorders(route).failed(status);
     respond(reply, status, { error: status === 500 ? 'internal error' : err.message });
@@ -123,7 +166,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const recorders = createReviewRecorders(deps.logger, deps.metrics);
 
   const app = Fastify(fastifyOptions(deps));
-  registerBodyParsers(app, deps.config.maxBodyBytes);
+  registerBodyParsers(
+    app,
+    deps.config.maxBodyBytes,
+    deps.bodyBudget ?? createBodyBudget(DEFAULT_BODY_BUDGET),
+  );
   registerErrorAnswers(app, deps.logger, recorders, respond);
   void app.register(admissionRoutes, {
     settings: deps.config,

@@ -8,6 +8,7 @@
  * deeper than any the apiserver sends is refused before it is parsed.
  */
 import type { IncomingMessage } from 'node:http';
+import type { BodyBudget } from './body-budget.js';
 import { nestsDeeperThan } from './json-depth.js';
 
 export class HttpError extends Error {
@@ -36,6 +37,8 @@ export function readJsonBody(
   declaredLength: number | undefined,
   limits: BodyLimits,
   done: (err: Error | null, body?: unknown) => void,
+  /** Refuse the request with this error, after reading and discarding its body. */
+  refusal?: HttpError,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -45,7 +48,9 @@ export function readJsonBody(
   let drainTimer: NodeJS.Timeout | undefined;
 
   const tooLarge = (close: boolean) =>
-    new HttpError(413, `request body is larger than ${limits.maxBytes} bytes`, close);
+    refusal
+      ? new HttpError(refusal.statusCode, refusal.message, close || refusal.closeConnection)
+      : new HttpError(413, `request body is larger than ${limits.maxBytes} bytes`, close);
 
   const settle = (err: Error | null, body?: unknown) => {
     if (settled) return;
@@ -54,6 +59,7 @@ export function readJsonBody(
     payload.removeListener('data', onData);
     payload.removeListener('end', onEnd);
     payload.removeListener('error', onError);
+    payload.removeListener('close', onClose);
     done(err, body);
   };
 
@@ -95,8 +101,42 @@ export function readJsonBody(
     settle(new HttpError(400, `request body could not be read: ${err.message}`, true));
   }
 
-  if (declaredLength !== undefined && declaredLength > limits.maxBytes) startDraining();
+  // The connection went away before the body ended (an 'error' may not come).
+  function onClose() {
+    settle(new HttpError(400, 'request body could not be read: connection closed', true));
+  }
+
+  if (payload.destroyed) return onClose();
+  if (refusal || (declaredLength !== undefined && declaredLength > limits.maxBytes)) startDraining();
   payload.on('data', onData);
   payload.on('end', onEnd);
   payload.on('error', onError);
+  payload.on('close', onClose);
+}
+
+/**
+ * readJsonBody within a budget of body bytes in flight: the body is read only
+ * once its declared length (or, without one, the largest allowed body) fits.
+ * A body over the size limit is not reserved: it is only discarded. A request
+ * that waited too long is refused with 429 and `Retry-After`.
+ */
+export function readJsonBodyWithin(
+  budget: BodyBudget,
+  payload: IncomingMessage,
+  declaredLength: number | undefined,
+  limits: BodyLimits & { readonly waitMs: number },
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  if (declaredLength !== undefined && declaredLength > limits.maxBytes)
+    return readJsonBody(payload, declaredLength, limits, done);
+  budget.acquire(declaredLength ?? limits.maxBytes, limits.waitMs, (release) => {
+    if (!release) {
+      const refusal = new HttpError(429, 'too many request bodies in flight; retry', false);
+      return readJsonBody(payload, declaredLength, limits, done, refusal);
+    }
+    readJsonBody(payload, declaredLength, limits, (err, body) => {
+      release();
+      done(err, body);
+    });
+  });
 }

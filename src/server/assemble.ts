@@ -12,6 +12,7 @@ import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';
 import { buildApp } from '../http/app.js';
+import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
 import { createServerMetrics } from '../http/metrics.js';
 import { loadTlsMaterial } from '../http/tls.js';
@@ -84,6 +85,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const sources = await selectClusterSources({ config, logger, registry });
   let closing = false;
   const isClosing = () => closing;
+  const caps = createCaps(config, registry, logger);
   const app = buildApp({
     config,
     logger,
@@ -91,7 +93,9 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     metrics,
     https: httpsOptions(material),
     closing: isClosing,
+    bodyBudget: caps.bodyBudget,
   });
+  caps.guard(app.server);
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,

@@ -15,13 +15,17 @@ export interface Served {
   close(): Promise<void>;
 }
 
-export async function serve(extraArgs: readonly string[] = [], prefix = 'reliability-'): Promise<Served> {
+export async function serve(
+  extraArgs: readonly string[] = [],
+  prefix = 'reliability-',
+  nodeArgs: readonly string[] = [],
+): Promise<Served> {
   const tmp = await tempDir(prefix);
   const certs = await makeCerts(join(tmp.path, 'certs'));
   const ca = await readFile(certs.ca, 'utf8');
   let server: Child | undefined;
   try {
-    server = await spawnWebhook({ certs, logFile: join(tmp.path, 'server.log'), extraArgs });
+    server = await spawnWebhook({ certs, logFile: join(tmp.path, 'server.log'), extraArgs, nodeArgs });
   } catch (err) {
     await tmp.remove();
     throw err;

@@ -1,0 +1,57 @@
+/** Metrics of the connection and body caps, registered on the registry passed in. */
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export type RefusalReason =
+  | 'connection-limit'
+  | 'evicted-idle'
+  | 'evicted-handshake'
+  | 'handshake-timeout'
+  | 'tls-error'
+  | 'body-budget';
+
+export interface LimitMetrics {
+  readonly connectionsOpen: Gauge;
+  readonly refused: Counter<'reason'>;
+  readonly bodyBytesInFlight: Gauge;
+  readonly bodiesWaiting: Gauge;
+}
+
+const REASONS: readonly RefusalReason[] = [
+  'connection-limit',
+  'evicted-idle',
+  'evicted-handshake',
+  'handshake-timeout',
+  'tls-error',
+  'body-budget',
+];
+
+export function createLimitMetrics(registry: Registry): LimitMetrics {
+  const metrics = {
+    connectionsOpen: new Gauge({
+      name: 'routability_webhook_connections_open',
+      help: 'TCP connections open on the webhook port, in any state.',
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: 'routability_webhook_refused_total',
+      help:
+        'Connections closed or requests refused by a cap: connection-limit, evicted-idle, evicted-handshake, ' +
+        'handshake-timeout, tls-error, body-budget.',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    bodyBytesInFlight: new Gauge({
+      name: 'routability_webhook_request_body_bytes_in_flight',
+      help: 'Bytes of request bodies being received or parsed now (reserved at their Content-Length).',
+      registers: [registry],
+    }),
+    bodiesWaiting: new Gauge({
+      name: 'routability_webhook_request_bodies_waiting',
+      help: 'Requests waiting for room in the body budget before their body is read.',
+      registers: [registry],
+    }),
+  };
+  // Every reason from zero, so rate() and alerts see a series before the first refusal.
+  for (const reason of REASONS) metrics.refused.labels({ reason }).inc(0);
+  return metrics;
+}

@@ -1,0 +1,147 @@
+/**
+ * Hostile clients over real HTTPS, one attack at a time against one served
+ * webhook (default flags), each beside an ordinary client. For every attack:
+ * the server is still running, no answer is a 500, every ordinary review was
+ * answered correctly, and the server's RSS stayed under RSS_BOUND_MIB.
+ *
+ * The bound: the chart's memory limit is 256 MiB; a pod near its limit is
+ * OOM-killed without warning, and V8 needs room to collect garbage, so a
+ * replica must stay at three quarters of it (192 MiB) under any one attack.
+ * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_HEAP).
+ *
+ * Scales here are chosen to run in about a minute on 2 cores; `npm run attack`
+ * runs the issue's full sizes (bench/attack.ts) and docs/reliability.md has both.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { connect as netConnect, type Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  deepAddressValue,
+  deepBodies,
+  flatBodies,
+  formatReport,
+  hugeStatusMutate,
+  idleTlsConnections,
+  silentTcpConnections,
+  type AttackReport,
+  type AttackTarget,
+} from '../../bench/lib/attacks.js';
+import { httpStatus } from '../../bench/lib/servers.js';
+import { goodReviewProblem, serve, type Served } from './helpers.js';
+
+const RSS_BOUND_MIB = 192;
+/**
+ * In a pod, Node sizes V8's heap from the cgroup's memory limit; on this
+ * unconstrained machine it would size it from the host's memory and collect
+ * garbage far later than a replica does. The upper end of what a 256 MiB pod
+ * gets is set explicitly.
+ */
+const POD_HEAP = ['--max-old-space-size=128'];
+const run = promisify(execFile);
+
+function expectHeld(report: AttackReport, served: Served, rssBound = RSS_BOUND_MIB) {
+  process.stderr.write(`hostile: ${formatReport(report)}\n`);
+  expect(served.server.process.exitCode, 'server exited').toBeNull();
+  expect(report.statuses['500'] ?? 0, '500 answers').toBe(0);
+  expect(report.ordinaryFailures.slice(0, 3)).toEqual([]);
+  expect(report.ordinaryOk).toBeGreaterThan(0);
+  expect(report.peakRssMiB).toBeLessThan(rssBound);
+}
+
+/**
+ * Each attack gets a fresh server: V8 keeps the heap an earlier attack grew,
+ * and the bound is about one attack against a replica at rest.
+ */
+describe('hostile clients (default caps)', () => {
+  let served: Served;
+  let target: AttackTarget;
+  beforeEach(async () => {
+    served = await serve([], 'hostile-', POD_HEAP);
+    target = { port: served.server.port, pid: served.server.pid, ca: served.ca };
+  }, 30_000);
+  afterEach(() => served.close());
+
+  it('bodies of millions of nested arrays are refused before parsing', async () => {
+    const report = await deepBodies(target, 3_500_000, 4, 2);
+    expectHeld(report, served);
+    expect(report.statuses).toEqual({ '400': 8 });
+  }, 60_000);
+
+  it('a 5,000-deep address value gets a review from both webhooks', async () => {
+    const report = await deepAddressValue(target);
+    expectHeld(report, served);
+    expect(report.statuses).toEqual({ '200': 2 });
+  }, 30_000);
+
+  it('1,500 idle TLS connections: held to the cap, oldest idle closed to make room', async () => {
+    const report = await idleTlsConnections(target, 1_500, 2_000);
+    expectHeld(report, served);
+    expect(report.statuses['open-at-end']).toBeLessThanOrEqual(1_000);
+  }, 90_000);
+
+  it('4,000 TCP connections that never start TLS cost no TLS memory', async () => {
+    const report = await silentTcpConnections(target, 4_000);
+    expectHeld(report, served);
+  }, 60_000);
+
+  it('/mutate of a status with 100,000 addresses', async () => {
+    const report = await hugeStatusMutate(target, 100_000);
+    // Bounding the answer to a long address list (and so this figure) is the engine's part of
+    // the issue (item 2); until it lands, the bound here is the chart's limit itself.
+    expectHeld(report, served, 256);
+    expect(report.statuses).toEqual({ '200': 1 });
+  }, 60_000);
+
+  it('16 concurrent flat 6 MB bodies wait for the body budget', async () => {
+    const report = await flatBodies(target, 16, 6_000_000);
+    expectHeld(report, served);
+    const answered = (report.statuses['200'] ?? 0) + (report.statuses['429'] ?? 0);
+    expect(answered).toBe(16);
+  }, 90_000);
+
+  it('a 1 MiB namespace makes no 1 MiB log line', async () => {
+    const review = JSON.parse(
+      JSON.stringify((await import('../../bench/payloads.js')).createSmallReview('long-namespace')),
+    ) as { request: { namespace: string } };
+    review.request.namespace = 'n'.repeat(1 << 20);
+    const { post } = await import('../../bench/lib/client.js');
+    const reply = await post({ agent: served.agent, port: target.port, body: JSON.stringify(review) });
+    expect(reply.status).toBe(200);
+    const line = served.server.logs().find((l) => l.includes('"uid":"long-namespace"'));
+    expect(line).toBeDefined();
+    expect(line!.length).toBeLessThan(4_096);
+  });
+});
+
+describe('file descriptors', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve(['--max-connections', '200'], 'hostile-fd-');
+    // Lower the running server's open-file limit to just above its cap.
+    await run('prlimit', ['--pid', String(served.server.pid), '--nofile=300:300']);
+  }, 30_000);
+  afterAll(() => served.close());
+
+  it('with the cap below the open-file limit, 600 connections leave reviews and /healthz working', async () => {
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 600; i++) {
+      const s = netConnect(served.server.port, '127.0.0.1');
+      s.on('error', () => {});
+      sockets.push(s);
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    try {
+      expect(await httpStatus(served.server.healthPort!, '/healthz', 3_000)).toBe(200);
+      expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();
+      const metrics = await (await fetch(`http://127.0.0.1:${served.server.healthPort}/metrics`)).text();
+      expect(metrics).toMatch(/routability_webhook_refused_total\{reason="evicted-handshake"\} [1-9]/);
+      expect(Number(/routability_webhook_connections_open (\d+)/.exec(metrics)?.[1])).toBeLessThanOrEqual(
+        200,
+      );
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    expect(served.server.logs().some((l) => l.includes('connection limit reached'))).toBe(true);
+  }, 30_000);
+});
