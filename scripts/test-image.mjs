@@ -492,7 +492,7 @@ async function main() {
       skip(`a plain ${base.debian} container does not start: ${probe.stderr.trim().split('\n').pop()}`);
     figure(
       'base images',
-      `${base.node} (node ${base.nodeVersion}), runtime root ${base.debian}${base.made ? ' (made here)' : ''}`,
+      `${base.node} (node ${base.nodeVersion}), runtime root ${base.debian}${base.standIn ? (base.made ? ' (stand-ins, made now)' : ' (stand-ins made here)') : ''}`,
     );
 
     const secrets = npmSecrets(secretsDir);

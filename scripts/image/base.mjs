@@ -39,6 +39,17 @@ const SOURCES = [
   'deb http://deb.debian.org/debian-security bookworm-security main',
 ];
 
+async function isStandIn(ref) {
+  const r = await podman([
+    'image',
+    'inspect',
+    '--format',
+    '{{index .Labels "io.github.gateway-routability-webhook.stand-in"}}',
+    ref,
+  ]);
+  return r.code === 0 && r.stdout.trim() !== '' && r.stdout.trim() !== '<no value>';
+}
+
 async function imageEnv(ref) {
   const r = await podman(['image', 'inspect', '--format', '{{json .Config.Env}}', ref]);
   if (r.code !== 0) return undefined;
@@ -174,16 +185,30 @@ export async function ensureBaseImages({
   }
   let env = await imageEnv(NODE_IMAGE);
   const rightMajor = (e) => e?.NODE_VERSION?.split('.')[0] === String(NODE_MAJOR);
-  if (rebuild || made || !rightMajor(env)) {
+  // An official image of the right major will do; a stand-in made here must be the pinned version.
+  const stale = rightMajor(env) && (await isStandIn(NODE_IMAGE)) && env.NODE_VERSION !== NODE_VERSION;
+  if (rebuild || made || stale || !rightMajor(env)) {
     // A freshly made Debian root means the node stand-in must be rebuilt on top of it.
-    if (rebuild || made || !(await tryPull(NODE_IMAGE, log)) || !rightMajor(await imageEnv(NODE_IMAGE))) {
+    if (
+      rebuild ||
+      made ||
+      stale ||
+      !(await tryPull(NODE_IMAGE, log)) ||
+      !rightMajor(await imageEnv(NODE_IMAGE))
+    ) {
       await makeNode(log);
       made = true;
     }
     env = await imageEnv(NODE_IMAGE);
   }
   if (!rightMajor(env)) throw new Error(`${NODE_IMAGE} holds node ${env?.NODE_VERSION}, not ${NODE_MAJOR}.x`);
-  return { debian: DEBIAN_IMAGE, node: NODE_IMAGE, nodeVersion: env.NODE_VERSION, made };
+  return {
+    debian: DEBIAN_IMAGE,
+    node: NODE_IMAGE,
+    nodeVersion: env.NODE_VERSION,
+    made,
+    standIn: await isStandIn(NODE_IMAGE),
+  };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
