@@ -6,6 +6,7 @@
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 import { parseFlags } from './flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
+import { parseAuditInterval } from '../audit/interval.js';
 
 /** kubeadm's default service range, used only by `serve --dev` with no other source. */
 export const DEV_SERVICE_CIDR = '10.96.0.0/12';
@@ -72,6 +73,17 @@ export const SERVE_FLAGS = {
     default: 'certs',
     description: 'With --dev: where dev certificates are kept.',
   },
+  'audit-interval': {
+    kind: 'string',
+    default: '5m',
+    description:
+      "How often the cluster's stored Gateways are audited (also soon after the ranges, allocations or revision change): 0 (off) or 10s..24h.",
+  },
+  'audit-lease': {
+    kind: 'string',
+    default: 'gateway-routability-webhook-audit',
+    description: "Lease (in the pod's namespace) that picks the one replica that audits.",
+  },
   dev: {
     kind: 'boolean',
     default: false,
@@ -94,6 +106,9 @@ export interface ServeConfig extends RuleConfig {
   readonly maxInflightBodyBytes: number;
   readonly certDir: string;
   readonly dev: boolean;
+  /** 0: no background audit. */
+  readonly auditIntervalMs: number;
+  readonly auditLease: string;
 }
 
 function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: boolean): string | undefined {
@@ -117,6 +132,10 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
     return { ok: false, error: '--max-inflight-body-bytes must be at least 1' };
   if (f.port === f['health-port'] && f.port !== 0)
     return { ok: false, error: '--port and --health-port must differ' };
+  const auditInterval = parseAuditInterval(f['audit-interval']);
+  if (!auditInterval.ok) return auditInterval;
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f['audit-lease']) || f['audit-lease'].length > 253)
+    return { ok: false, error: `--audit-lease: "${f['audit-lease']}" is not a Kubernetes object name` };
   return {
     ok: true,
     value: Object.freeze({
@@ -135,6 +154,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       maxInflightBodyBytes: f['max-inflight-body-bytes'],
       certDir: f['cert-dir'],
       dev: f.dev,
+      auditIntervalMs: auditInterval.value,
+      auditLease: f['audit-lease'],
     }),
   };
 }

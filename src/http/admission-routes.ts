@@ -35,7 +35,7 @@ export function parseTimeoutParam(value: unknown): number | undefined {
 }
 
 /** One RuleContext per ranges/allocations snapshot, not per request; undefined while the ranges are unknown. */
-function contextOfNow(settings: RuleSettings, sources: ClusterSources): () => RuleContext | undefined {
+export function contextOfNow(settings: RuleSettings, sources: ClusterSources): () => RuleContext | undefined {
   let cached: { ranges: ServiceRanges; ctx: RuleContext } | undefined;
   return () => {
     const ranges = sources.ranges.current();

@@ -11,6 +11,8 @@ import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health
 import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';
+import { startServerAudit, type ServerAudit } from '../audit/server.js';
+import { contextOfNow } from '../http/admission-routes.js';
 import { buildApp } from '../http/app.js';
 import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
@@ -66,13 +68,29 @@ function healthComponents(
   closing: () => boolean,
   certificates: HealthComponent,
   sources: ClusterSources,
+  audit: ServerAudit,
 ): HealthComponent[] {
   return [
     shutdownComponent(closing),
     certificates,
     serviceRangesComponent(sources.ranges),
     allocatedIPsComponent(sources.allocatedIPs),
+    { name: 'audit', detail: { key: 'audit', describe: () => audit.describe() } },
   ];
+}
+
+/** The background audit, judging stored Gateways with the context admission uses. */
+function startAudit(config: ServeConfig, logger: Logger, registry: Registry, sources: ClusterSources) {
+  return startServerAudit({
+    intervalMs: config.auditIntervalMs,
+    leaseName: config.auditLease,
+    kubeconfig: config.kubeconfig,
+    logger,
+    registry,
+    contextNow: contextOfNow(config, sources),
+    inputsKey: () =>
+      `${sources.ranges.current()?.key() ?? ''}|${String(sources.allocatedIPs?.ready() ?? '')}`,
+  });
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
@@ -83,6 +101,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
   const sources = await selectClusterSources({ config, logger, registry });
+  const audit = await startAudit(config, logger, registry, sources);
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
@@ -99,7 +118,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,
-    components: healthComponents(isClosing, certificateComponent(certificates), sources),
+    components: healthComponents(isClosing, certificateComponent(certificates), sources, audit),
   });
 
   let ports: { port: number; healthPort: number };
@@ -110,7 +129,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     };
   } catch (err) {
     certificates.stop();
-    await Promise.allSettled([app.close(), health.close(), sources.close()]);
+    await Promise.allSettled([app.close(), health.close(), audit.stop(), sources.close()]);
     throw err;
   }
   logger.info(
@@ -127,6 +146,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
       // waits for in-flight requests; responses meanwhile carry Connection: close.
       await app.close();
       await health.close();
+      await audit.stop();
       await sources.close();
     },
   };
