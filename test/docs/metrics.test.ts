@@ -137,6 +137,11 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
       'ipaddresses',
       ipAddress('10.96.0.10', { resource: 'services', namespace: 'kube-system', name: 'kube-dns' }),
     );
+    // A stored Gateway the audit finds in violation, so the labelled audit series carry samples.
+    fake.put('gateways', {
+      ...gateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }]),
+      metadata: { name: 'stored', namespace: 'default' },
+    });
     dir = await mkdtemp(join(tmpdir(), 'metrics-doc-'));
     const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
     expect(certs.code, certs.stderr).toBe(0);
@@ -168,6 +173,8 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
       { ca },
     );
     expect(mutated.status).toBe(200);
+    for (let i = 0; i < 300 && !server.logs.some((l) => l['msg'] === 'audit pass done'); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const scraped = await httpGet(server.healthPort, '/metrics');
     expect(scraped.status).toBe(200);
     served = parseExposition(scraped.body);
