@@ -48,7 +48,7 @@ export const command = defineCommand({
         serviceCidrs: resolved.settings.serviceCidrs,
         specPolicy: resolved.settings.specPolicy,
         statusPolicy: resolved.settings.statusPolicy,
-        revision: (resolved.ctx as { revision?: string }).revision ?? 'provisional',
+        revision: resolved.ctx.revision ?? 'provisional',
         allocatedIPs: resolved.settings.allocatedIPs,
       },
       result,
