@@ -25,14 +25,14 @@ export function isGatewayRequest(request: AdmissionRequest): boolean {
 }
 
 /** The request with its Gateway objects read once, as the engine reviews them. */
-function gatewayReview(request: AdmissionRequest): GatewayReview {
+function gatewayReview(request: AdmissionRequest, withOld = true): GatewayReview {
   return reviewOf({
     operation: request.operation,
     subResource: request.subResource,
     namespace: request.namespace,
     name: request.name,
     object: request.object,
-    oldObject: request.oldObject,
+    oldObject: withOld ? request.oldObject : undefined,
   });
 }
 
@@ -61,7 +61,8 @@ export const validateReview: Webhook = (request, ctx) => {
 
 export const mutateReview: Webhook = (request, ctx) => {
   if (!isGatewayRequest(request)) return ALLOWED_UNTOUCHED;
-  const result = mutateGatewayReview(gatewayReview(request), ctx);
+  // The defaulting patch depends on the new object only: the stored one is not read.
+  const result = mutateGatewayReview(gatewayReview(request, false), ctx);
   const defaulted = result.patch.length;
   return {
     kind: 'patched',
