@@ -132,7 +132,7 @@ export function rawExchange(
     const started = performance.now();
     const chunks: Buffer[] = [];
     let settled = false;
-    const socket: TLSSocket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, async () => {
+    const send = async (): Promise<void> => {
       for (const piece of pieces) {
         if (settled || socket.destroyed) return;
         if (typeof piece === 'object' && 'pauseMs' in piece)
@@ -143,6 +143,10 @@ export function rawExchange(
             socket.write(piece, () => r());
           });
       }
+    };
+    // The pieces go out in the background; the answer (or a timeout) settles the promise.
+    const socket: TLSSocket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => {
+      void send();
     });
     const finish = (ended: RawReply['ended']) => {
       if (settled) return;

@@ -6,7 +6,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type YAMLMap } from 'yaml';
 
-/** The Gateway versions the CRD serves (FACTS.md): same schema, so the same rules. */
+/** The versions Gateway API's Gateway CRD serves (v1, v1beta1) share one schema, so the same rules apply. */
 const GATEWAY_API_VERSIONS: ReadonlySet<string> = new Set([
   'gateway.networking.k8s.io/v1',
   'gateway.networking.k8s.io/v1beta1',
@@ -91,16 +91,25 @@ export function extractObjects(root: Node, doc: Document.Parsed): Extracted[] {
       out.push({ kind: 'gateway', node: map, apiVersion, itemPath });
       return;
     }
-    if (kind !== undefined && kind.endsWith('List') && depth < MAX_LIST_DEPTH) {
-      const items = mapGet(map, 'items', doc);
-      if (isSeq(items)) {
-        const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-        const next = itemKind === undefined ? undefined : { apiVersion, kind: itemKind };
-        items.items.forEach((item, i) => visit(item, [...itemPath, i], next, depth + 1));
-        return;
-      }
-      if (items === undefined || (isScalar(items) && items.value === null)) return; // an empty list
-    }
+    if (kind !== undefined && kind.endsWith('List') && depth < MAX_LIST_DEPTH)
+      if (visitList(map, { apiVersion, kind }, itemPath, depth)) return;
     out.push({ kind: 'other' });
+  }
+
+  /** A List's items, each visited; false when `items` is neither a sequence nor empty (not a list after all). */
+  function visitList(
+    map: YAMLMap,
+    list: { apiVersion: string | undefined; kind: string },
+    itemPath: number[],
+    depth: number,
+  ): boolean {
+    const items = mapGet(map, 'items', doc);
+    if (isSeq(items)) {
+      const itemKind = list.kind === 'List' ? undefined : list.kind.slice(0, -'List'.length);
+      const next = itemKind === undefined ? undefined : { apiVersion: list.apiVersion, kind: itemKind };
+      items.items.forEach((item, i) => visit(item, [...itemPath, i], next, depth + 1));
+      return true;
+    }
+    return items === undefined || (isScalar(items) && items.value === null); // an empty list
   }
 }

@@ -41,64 +41,76 @@ export function describeFsError(err: unknown): string {
   }
 }
 
+/** What a discovery has found so far: inputs in order, and the real paths already taken. */
+interface Discovery {
+  readonly cwd: string;
+  readonly inputs: Input[];
+  readonly seen: Set<string>;
+}
+
+function problem(d: Discovery, path: string, err: unknown): void {
+  d.inputs.push({ kind: 'unreadable', display: displayPath(path, d.cwd), message: describeFsError(err) });
+}
+
+function addFile(d: Discovery, path: string): void {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (err) {
+    problem(d, path, err);
+    return;
+  }
+  if (d.seen.has(real)) return;
+  d.seen.add(real);
+  d.inputs.push({ kind: 'file', path, display: displayPath(path, d.cwd) });
+}
+
+/** A folder entry as a folder, a file, or neither (a dangling link is not an input anyone asked for). */
+function entryKind(entry: Dirent, path: string): 'dir' | 'file' | undefined {
+  let isDir = entry.isDirectory();
+  let isFile = entry.isFile();
+  if (entry.isSymbolicLink()) {
+    try {
+      const st = statSync(path);
+      isDir = st.isDirectory();
+      isFile = st.isFile();
+    } catch {
+      return undefined;
+    }
+  }
+  return isDir ? 'dir' : isFile ? 'file' : undefined;
+}
+
+function walk(d: Discovery, dir: string, visiting: Set<string>): void {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    problem(d, dir, err);
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    const kind = entryKind(entry, path);
+    if (kind === 'dir') {
+      const real = realpathSync(path);
+      if (visiting.has(real)) continue; // a symlink cycle
+      visiting.add(real);
+      walk(d, path, visiting);
+      visiting.delete(real);
+    } else if (kind === 'file' && MANIFEST_EXTENSIONS.test(entry.name)) {
+      addFile(d, path);
+    }
+  }
+}
+
 export function discoverInputs(args: readonly string[], cwd: string): Input[] {
-  const inputs: Input[] = [];
-  const problem = (path: string, err: unknown): void => {
-    inputs.push({ kind: 'unreadable', display: displayPath(path, cwd), message: describeFsError(err) });
-  };
-  const seen = new Set<string>();
+  const d: Discovery = { cwd, inputs: [], seen: new Set<string>() };
   let stdinTaken = false;
-
-  const addFile = (path: string): void => {
-    let real: string;
-    try {
-      real = realpathSync(path);
-    } catch (err) {
-      problem(path, err);
-      return;
-    }
-    if (seen.has(real)) return;
-    seen.add(real);
-    inputs.push({ kind: 'file', path, display: displayPath(path, cwd) });
-  };
-
-  const walk = (dir: string, visiting: Set<string>): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch (err) {
-      problem(dir, err);
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      let isDir = entry.isDirectory();
-      let isFile = entry.isFile();
-      if (entry.isSymbolicLink()) {
-        try {
-          const st = statSync(path);
-          isDir = st.isDirectory();
-          isFile = st.isFile();
-        } catch {
-          continue; // A dangling link inside a folder is not an input anyone asked for.
-        }
-      }
-      if (isDir) {
-        const real = realpathSync(path);
-        if (visiting.has(real)) continue; // a symlink cycle
-        visiting.add(real);
-        walk(path, visiting);
-        visiting.delete(real);
-      } else if (isFile && MANIFEST_EXTENSIONS.test(entry.name)) {
-        addFile(path);
-      }
-    }
-  };
-
   for (const arg of args) {
     if (arg === '-') {
-      if (!stdinTaken) inputs.push({ kind: 'stdin', display: STDIN_DISPLAY });
+      if (!stdinTaken) d.inputs.push({ kind: 'stdin', display: STDIN_DISPLAY });
       stdinTaken = true;
       continue;
     }
@@ -107,11 +119,11 @@ export function discoverInputs(args: readonly string[], cwd: string): Input[] {
     try {
       isDir = statSync(path).isDirectory();
     } catch (err) {
-      problem(path, err);
+      problem(d, path, err);
       continue;
     }
-    if (isDir) walk(path, new Set([realpathSync(path)]));
-    else addFile(path);
+    if (isDir) walk(d, path, new Set([realpathSync(path)]));
+    else addFile(d, path);
   }
-  return inputs;
+  return d.inputs;
 }

@@ -107,9 +107,7 @@ export function checkSource(source: SourceText, ctx: RuleContext): FileReport {
       } else {
         const start = found.node.range?.[0] ?? 0;
         try {
-          gateways.push(
-            checkGateway(source, parsed.doc, found.node, parsed.index, found.itemPath, found.apiVersion, ctx),
-          );
+          gateways.push(checkGateway({ source, doc: parsed.doc, document: parsed.index }, found, ctx));
         } catch (err) {
           // toJS refuses alias bombs; anything else would be a bug, reported rather than thrown.
           error(
@@ -125,13 +123,20 @@ export function checkSource(source: SourceText, ctx: RuleContext): FileReport {
   return { path: source.path, read: true, gateways, errors, skipped, empty };
 }
 
+/** Where a Gateway was found: the input, its parsed YAML document and the document's number. */
+interface GatewaySite {
+  readonly source: SourceText;
+  readonly doc: Document.Parsed;
+  readonly document: number;
+}
+
 function checkGateway(
-  source: SourceText,
-  doc: Document.Parsed,
-  node: Node,
-  document: number,
-  itemPath: readonly number[],
-  apiVersion: string,
+  { source, doc, document }: GatewaySite,
+  {
+    node,
+    itemPath,
+    apiVersion,
+  }: { readonly node: Node; readonly itemPath: readonly number[]; readonly apiVersion: string },
   ctx: RuleContext,
 ): GatewayReport {
   const object: unknown = node.toJS(doc);

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ServiceRanges, type ServiceCidrInput } from '../rules/index.js';
 import type { ClusterMetrics } from './metrics.js';
 import type { RangeSource } from './types.js';
-import { startResourceWatch, type BackoffOptions } from './watch.js';
+import { startResourceWatch, type BackoffOptions, type ResourceWatch } from './watch.js';
 
 export const SERVICE_CIDR_FLAG_HINT =
   'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the service range of the cluster';
@@ -82,12 +82,27 @@ export interface ServiceCidrWatchOptions {
   readonly extraDetail?: () => Readonly<Record<string, unknown>>;
 }
 
-export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSource {
+/** Why the ranges are not usable, from what the watch knows. */
+function notReadyReason(
+  watch: ResourceWatch<ServiceCIDRObject>,
+  listed: boolean,
+  description: string,
+): string {
+  const state = watch.state();
+  if (state === 'stopped') return 'the ServiceCIDR watch is stopped';
+  if (state === 'absent')
+    return `the cluster serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1; Kubernetes 1.31+ needed): ${SERVICE_CIDR_FLAG_HINT}`;
+  if (listed) return `the cluster has no ServiceCIDR objects: ${SERVICE_CIDR_FLAG_HINT}`;
+  const error = watch.lastError();
+  return `waiting for first list of ServiceCIDRs from ${description}${error ? ` (last attempt: ${error}; retrying)` : ''}`;
+}
+
+/** Turns each new list of ServiceCIDR objects into ranges: logs changes and skips, publishes metrics. */
+function rangesTracker(opts: ServiceCidrWatchOptions) {
   const log = opts.logger;
   let ranges: ServiceRanges | undefined;
   let reportedSkips = '';
-
-  const update = (): void => {
+  const update = (watch: ResourceWatch<ServiceCIDRObject>): void => {
     const objects = watch.objects();
     if (!objects) return;
     const next = rangesFromServiceCidrs(objects);
@@ -113,14 +128,19 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
       before === undefined ? 'service ranges from the ServiceCIDR objects' : 'service ranges changed',
     );
   };
+  return { update, ranges: () => ranges };
+}
 
-  const watch = startResourceWatch<ServiceCIDRObject>({
+export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSource {
+  const log = opts.logger;
+  const tracker = rangesTracker(opts);
+  const watch: ResourceWatch<ServiceCIDRObject> = startResourceWatch<ServiceCIDRObject>({
     kc: opts.kc,
     group: 'networking.k8s.io',
     resource: 'servicecidrs',
     versions: ['v1', 'v1beta1'],
     list: serviceCidrLister(opts.kc),
-    onChange: update,
+    onChange: () => tracker.update(watch),
     onAbsent: () =>
       log.error(
         { server: opts.description },
@@ -131,38 +151,28 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
   });
 
-  const usable = (): ServiceRanges | undefined => (ranges && !ranges.isEmpty ? ranges : undefined);
+  const usable = (): ServiceRanges | undefined => {
+    const ranges = tracker.ranges();
+    return ranges && !ranges.isEmpty ? ranges : undefined;
+  };
 
   return {
     current: usable,
-    readiness: () => {
-      if (usable()) return { ready: true };
-      const state = watch.state();
-      if (state === 'stopped') return { ready: false, reason: 'the ServiceCIDR watch is stopped' };
-      if (state === 'absent')
-        return {
-          ready: false,
-          reason: `the cluster serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1; Kubernetes 1.31+ needed): ${SERVICE_CIDR_FLAG_HINT}`,
-        };
-      if (ranges)
-        return {
-          ready: false,
-          reason: `the cluster has no ServiceCIDR objects: ${SERVICE_CIDR_FLAG_HINT}`,
-        };
-      const error = watch.lastError();
+    readiness: () =>
+      usable()
+        ? { ready: true }
+        : { ready: false, reason: notReadyReason(watch, tracker.ranges() !== undefined, opts.description) },
+    describe: () => {
+      const ranges = tracker.ranges();
       return {
-        ready: false,
-        reason: `waiting for first list of ServiceCIDRs from ${opts.description}${error ? ` (last attempt: ${error}; retrying)` : ''}`,
+        source: 'cluster ServiceCIDR objects',
+        cluster: opts.description,
+        ranges: ranges?.all.filter((r) => !r.terminating).map((r) => r.cidr) ?? [],
+        terminating: ranges?.all.filter((r) => r.terminating).map((r) => r.cidr) ?? [],
+        watch: watch.health(),
+        ...opts.extraDetail?.(),
       };
     },
-    describe: () => ({
-      source: 'cluster ServiceCIDR objects',
-      cluster: opts.description,
-      ranges: ranges?.all.filter((r) => !r.terminating).map((r) => r.cidr) ?? [],
-      terminating: ranges?.all.filter((r) => r.terminating).map((r) => r.cidr) ?? [],
-      watch: watch.health(),
-      ...opts.extraDetail?.(),
-    }),
     close: () => watch.stop(),
   };
 }

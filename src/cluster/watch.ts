@@ -142,171 +142,217 @@ export interface ResourceWatch<T extends KubernetesObject> {
   stop(): Promise<void>;
 }
 
-export function startResourceWatch<T extends KubernetesObject>(
-  opts: ResourceWatchOptions<T>,
-): ResourceWatch<T> {
-  const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...opts.backoff };
-  const log = opts.logger.child({ resource: `${opts.resource}.${opts.group}` });
-  let state: WatchState = 'starting';
-  let versionIndex = 0;
-  let generation = 0;
-  let current: { stop: () => void } | undefined;
+/**
+ * The state machine behind startResourceWatch: launch an informer on the
+ * preferred version, fall back through versions on 404 before any list, and
+ * restart with capped exponential backoff on any other error while the last
+ * listed objects stay in use.
+ */
+class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
+  private readonly backoff: BackoffOptions;
+  private readonly log: Logger;
+  private watchState: WatchState = 'starting';
+  private versionIndex = 0;
+  /** Bumped whenever an informer is stopped: events and errors of an older one are ignored. */
+  private generation = 0;
+  private current: { stop: () => void } | undefined;
   /** The informer whose cache holds the data in use: the last one that listed. */
-  let data: { informer: ObjectCache<T>; version: string } | undefined;
-  let failures = 0;
-  let restarts = 0;
-  let lastError: string | undefined;
-  let lastSyncAt: Date | undefined;
-  let launchedAt = 0;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let retryAt: number | undefined;
-  let emitPending = false;
-  let absentLogged = false;
+  private data: { informer: ObjectCache<T>; version: string } | undefined;
+  private failures = 0;
+  private restarts = 0;
+  private lastErrorText: string | undefined;
+  private lastSyncAt: Date | undefined;
+  private launchedAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAt: number | undefined;
+  private emitPending = false;
+  private absentLogged = false;
 
-  // Present from the start (at 0), so rate() and alerts work before the first restart.
-  opts.metrics.watchRestarts.inc({ resource: opts.resource }, 0);
+  constructor(private readonly opts: ResourceWatchOptions<T>) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+    this.log = opts.logger.child({ resource: `${opts.resource}.${opts.group}` });
+    // Present from the start (at 0), so rate() and alerts work before the first restart.
+    opts.metrics.watchRestarts.inc({ resource: opts.resource }, 0);
+  }
 
-  const markSynced = (): void => {
-    lastSyncAt = new Date();
-    opts.metrics.lastSync.set({ resource: opts.resource }, lastSyncAt.getTime() / 1000);
-  };
+  state(): WatchState {
+    return this.watchState;
+  }
 
-  const scheduleEmit = (): void => {
-    if (emitPending) return;
-    emitPending = true;
+  apiVersion(): string | undefined {
+    return this.data ? `${this.opts.group}/${this.data.version}` : undefined;
+  }
+
+  objects(): readonly T[] | undefined {
+    return this.data?.informer.list();
+  }
+
+  get(name: string): T | undefined {
+    return this.data?.informer.get(name);
+  }
+
+  lastError(): string | undefined {
+    return this.lastErrorText;
+  }
+
+  health(): WatchHealth {
+    const { lastErrorText, lastSyncAt, retryAt, data } = this;
+    return {
+      resource: `${this.opts.resource}.${this.opts.group}`,
+      apiVersion: this.apiVersion(),
+      state: this.watchState,
+      restarts: this.restarts,
+      ...(lastErrorText !== undefined ? { lastError: lastErrorText } : {}),
+      ...(lastSyncAt ? { lastSyncAt: lastSyncAt.toISOString() } : {}),
+      ...(retryAt !== undefined ? { nextRetryInMs: Math.max(0, retryAt - Date.now()) } : {}),
+      ...(data ? { objects: data.informer.list().length } : {}),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.watchState = 'stopped';
+    clearTimeout(this.retryTimer);
+    this.stopInformer();
+  }
+
+  private markSynced(): void {
+    this.lastSyncAt = new Date();
+    this.opts.metrics.lastSync.set({ resource: this.opts.resource }, this.lastSyncAt.getTime() / 1000);
+  }
+
+  private scheduleEmit(): void {
+    if (this.emitPending) return;
+    this.emitPending = true;
     // After the informer finished applying a whole list, not after each item of it.
     setImmediate(() => {
-      emitPending = false;
-      if (state !== 'stopped') opts.onChange();
+      this.emitPending = false;
+      if (this.watchState !== 'stopped') this.opts.onChange();
     });
-  };
+  }
 
-  const stopInformer = (): void => {
-    const running = current;
-    current = undefined;
-    generation++; // errors from the aborted request are ignored by their stale generation
+  private stopInformer(): void {
+    const running = this.current;
+    this.current = undefined;
+    this.generation++; // errors from the aborted request are ignored by their stale generation
     running?.stop();
-  };
+  }
 
-  const schedule = (delayMs: number, run: () => void): void => {
-    clearTimeout(retryTimer);
-    retryAt = Date.now() + delayMs;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      retryAt = undefined;
-      if (state !== 'stopped') run();
+  private schedule(delayMs: number, run: () => void): void {
+    clearTimeout(this.retryTimer);
+    this.retryAt = Date.now() + delayMs;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryAt = undefined;
+      if (this.watchState !== 'stopped') run();
     }, delayMs);
-  };
+  }
 
-  const launch = (): void => {
-    stopInformer();
-    const gen = generation;
-    const version = opts.versions[versionIndex]!;
-    const path = `/apis/${opts.group}/${version}/${opts.resource}`;
-    const live = (): boolean => gen === generation && state !== 'stopped';
-    const made = makeStoppableInformer<T>(
-      opts.kc,
+  /** The informer's list call: lists, and makes that list the data in use. */
+  private lister(version: string, path: string, live: () => boolean, cache: () => ObjectCache<T>) {
+    return async (): Promise<KubernetesListObject<T>> => {
+      const list = await withTimeout(this.opts.list(version), this.backoff.listTimeoutMs, `list ${path}`);
+      // Stopped meanwhile: fail, so the informer does not go on to open a watch.
+      if (!live()) throw new Error(`${path}: informer stopped`);
+      // The informer applies this list right after it resolves; the cache is complete by the emit.
+      const wasRestarting = this.watchState === 'restarting' || this.data === undefined;
+      this.data = { informer: cache(), version };
+      this.watchState = 'synced';
+      this.lastErrorText = undefined;
+      this.markSynced();
+      this.scheduleEmit();
+      if (wasRestarting)
+        this.log.info(
+          { apiVersion: `${this.opts.group}/${version}`, objects: list.items.length },
+          'watch synced',
+        );
+      return list;
+    };
+  }
+
+  launch(): void {
+    this.stopInformer();
+    const gen = this.generation;
+    const version = this.opts.versions[this.versionIndex]!;
+    const path = `/apis/${this.opts.group}/${version}/${this.opts.resource}`;
+    const live = (): boolean => gen === this.generation && this.watchState !== 'stopped';
+    const made: { informer: Informer<T> & ObjectCache<T>; stop: () => void } = makeStoppableInformer<T>(
+      this.opts.kc,
       path,
-      async () => {
-        const list = await withTimeout(opts.list(version), backoff.listTimeoutMs, `list ${path}`);
-        // Stopped meanwhile: fail, so the informer does not go on to open a watch.
-        if (!live()) throw new Error(`${path}: informer stopped`);
-        // The informer applies this list right after it resolves; the cache is complete by the emit.
-        const wasRestarting = state === 'restarting' || data === undefined;
-        data = { informer: made.informer, version };
-        state = 'synced';
-        lastError = undefined;
-        markSynced();
-        scheduleEmit();
-        if (wasRestarting)
-          log.info({ apiVersion: `${opts.group}/${version}`, objects: list.items.length }, 'watch synced');
-        return list;
-      },
-      opts.fieldSelector,
+      this.lister(version, path, live, (): ObjectCache<T> => made.informer),
+      this.opts.fieldSelector,
     );
     const changed = (): void => {
       if (!live()) return;
-      markSynced();
-      scheduleEmit();
+      this.markSynced();
+      this.scheduleEmit();
     };
     const informer = made.informer;
     informer.on('add', changed);
     informer.on('update', changed);
     informer.on('delete', changed);
     informer.on('error', (err: unknown) => {
-      if (live()) onError(version, err);
+      if (live()) this.onError(version, err);
     });
-    current = made;
-    launchedAt = Date.now();
+    this.current = made;
+    this.launchedAt = Date.now();
     informer.start().catch((err: unknown) => {
-      if (live()) onError(version, err);
+      if (live()) this.onError(version, err);
     });
-  };
+  }
 
-  const onError = (version: string, err: unknown): void => {
-    stopInformer();
-    const status = httpStatusOf(err);
-    if (status === 404 && data === undefined) {
-      if (versionIndex + 1 < opts.versions.length) {
-        log.info(
-          {
-            apiVersion: `${opts.group}/${version}`,
-            next: `${opts.group}/${opts.versions[versionIndex + 1]}`,
-          },
-          'API version not served (404); trying the next one',
-        );
-        versionIndex++;
-        launch();
-        return;
-      }
-      state = 'absent';
-      lastError = `none of ${opts.versions.map((v) => `${opts.group}/${v}`).join(', ')} is served (404)`;
-      if (!absentLogged) {
-        absentLogged = true;
-        opts.onAbsent?.();
-      } else log.debug({ err: lastError }, 'API still not served');
-      versionIndex = 0;
-      schedule(backoff.absentRetryMs, launch);
+  private onError(version: string, err: unknown): void {
+    this.stopInformer();
+    if (httpStatusOf(err) === 404 && this.data === undefined) this.onNotServed(version);
+    else this.onFailure(version, err);
+  }
+
+  /** A 404 before any list: try the next version, or say the API is absent and look again later. */
+  private onNotServed(version: string): void {
+    const { group, versions } = this.opts;
+    if (this.versionIndex + 1 < versions.length) {
+      this.log.info(
+        { apiVersion: `${group}/${version}`, next: `${group}/${versions[this.versionIndex + 1]}` },
+        'API version not served (404); trying the next one',
+      );
+      this.versionIndex++;
+      this.launch();
       return;
     }
-    if (Date.now() - launchedAt >= backoff.resetAfterMs) failures = 0;
-    failures++;
+    this.watchState = 'absent';
+    this.lastErrorText = `none of ${versions.map((v) => `${group}/${v}`).join(', ')} is served (404)`;
+    if (!this.absentLogged) {
+      this.absentLogged = true;
+      this.opts.onAbsent?.();
+    } else this.log.debug({ err: this.lastErrorText }, 'API still not served');
+    this.versionIndex = 0;
+    this.schedule(this.backoff.absentRetryMs, () => this.launch());
+  }
+
+  /** Any other error: restart after a capped exponential delay, keeping the last objects. */
+  private onFailure(version: string, err: unknown): void {
+    const { backoff } = this;
+    if (Date.now() - this.launchedAt >= backoff.resetAfterMs) this.failures = 0;
+    this.failures++;
+    const failures = this.failures;
     const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
-    lastError = describeKubeError(err);
-    if (state !== 'starting') state = 'restarting';
-    log.warn(
-      { apiVersion: `${opts.group}/${version}`, err: lastError, retryInMs: delay, failures },
-      data ? 'watch failed; keeping the last known objects and restarting' : 'list failed; retrying',
+    this.lastErrorText = describeKubeError(err);
+    if (this.watchState !== 'starting') this.watchState = 'restarting';
+    this.log.warn(
+      { apiVersion: `${this.opts.group}/${version}`, err: this.lastErrorText, retryInMs: delay, failures },
+      this.data ? 'watch failed; keeping the last known objects and restarting' : 'list failed; retrying',
     );
-    schedule(delay, () => {
-      restarts++;
-      opts.metrics.watchRestarts.inc({ resource: opts.resource });
-      launch();
+    this.schedule(delay, () => {
+      this.restarts++;
+      this.opts.metrics.watchRestarts.inc({ resource: this.opts.resource });
+      this.launch();
     });
-  };
+  }
+}
 
-  launch();
-
-  return {
-    state: () => state,
-    apiVersion: () => (data ? `${opts.group}/${data.version}` : undefined),
-    objects: () => data?.informer.list(),
-    get: (name) => data?.informer.get(name),
-    lastError: () => lastError,
-    health: () => ({
-      resource: `${opts.resource}.${opts.group}`,
-      apiVersion: data ? `${opts.group}/${data.version}` : undefined,
-      state,
-      restarts,
-      ...(lastError !== undefined ? { lastError } : {}),
-      ...(lastSyncAt ? { lastSyncAt: lastSyncAt.toISOString() } : {}),
-      ...(retryAt !== undefined ? { nextRetryInMs: Math.max(0, retryAt - Date.now()) } : {}),
-      ...(data ? { objects: data.informer.list().length } : {}),
-    }),
-    stop: async () => {
-      state = 'stopped';
-      clearTimeout(retryTimer);
-      stopInformer();
-    },
-  };
+export function startResourceWatch<T extends KubernetesObject>(
+  opts: ResourceWatchOptions<T>,
+): ResourceWatch<T> {
+  const watcher = new ResourceWatcher(opts);
+  watcher.launch();
+  return watcher;
 }

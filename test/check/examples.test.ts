@@ -1,6 +1,6 @@
 /**
  * The upstream Gateway API v1.6.1 examples and conformance manifests are all
- * valid (FACTS.md): check must accept every one, including the conformance
+ * valid Gateways (upstream ships them as valid): check must accept every one, including the conformance
  * Gateways with `test/fake-invalid-type` addresses and value-less entries.
  */
 import { existsSync } from 'node:fs';

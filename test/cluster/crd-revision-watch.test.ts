@@ -1,6 +1,6 @@
 /**
  * The Gateway CRD revision watch against the fake API server: the four cases
- * of DESIGN §2.5 (upstream's schema, this project's patch, no field, no CRD),
+ * a cluster's Gateway CRD can be in (upstream's schema, this project's patch, no field, no CRD),
  * an unreadable CRD, outages after the first read, and live switches.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

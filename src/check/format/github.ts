@@ -17,13 +17,14 @@ export function escapeProperty(text: string): string {
   return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
 }
 
-function command(
-  level: 'error' | 'warning',
-  file: string,
-  position: Position | undefined,
-  title: string,
-  message: string,
-): string {
+interface Annotation {
+  readonly file: string;
+  readonly position: Position | undefined;
+  readonly title: string;
+  readonly message: string;
+}
+
+function command(level: 'error' | 'warning', { file, position, title, message }: Annotation): string {
   const props: string[] = [];
   // Standard input has no file to annotate: the annotation then belongs to the run.
   if (file !== STDIN_DISPLAY) props.push(`file=${escapeProperty(file)}`);
@@ -38,13 +39,22 @@ export function formatGithub(report: CheckReport, summary: Summary): string {
     for (const entry of fileEntries(file)) {
       if (entry.kind === 'error') {
         const e = entry.error;
-        lines.push(command('error', e.file, e.position, e.code, e.message));
+        lines.push(
+          command('error', { file: e.file, position: e.position, title: e.code, message: e.message }),
+        );
         continue;
       }
       const g = entry.gateway;
       for (const f of g.findings) {
         const level = f.severity === 'violation' ? 'error' : 'warning';
-        lines.push(command(level, g.file, f.position, f.code, `${gatewayLabel(g)}: ${f.message}`));
+        lines.push(
+          command(level, {
+            file: g.file,
+            position: f.position,
+            title: f.code,
+            message: `${gatewayLabel(g)}: ${f.message}`,
+          }),
+        );
       }
     }
   }

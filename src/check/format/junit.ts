@@ -3,7 +3,7 @@
  * one testcase per Gateway with a <failure> per violation and warnings in
  * <system-out>; input problems are testcases with an <error>.
  */
-import { gatewayLabel, type CheckReport } from '../report.js';
+import { gatewayLabel, type CheckReport, type GatewayReport } from '../report.js';
 import { fileEntries } from './order.js';
 
 /** Characters XML 1.0 cannot carry at all (controls other than tab, LF, CR; lone surrogates; U+FFFE/F). */
@@ -34,6 +34,24 @@ function attrs(values: Record<string, string | number>): string {
     .join('');
 }
 
+/** One Gateway as a testcase: a failure per violation, warnings as its system-out. */
+function gatewayTestcase(path: string, g: GatewayReport): { failed: boolean; xml: string } {
+  const body: string[] = [];
+  const warnings: string[] = [];
+  for (const f of g.findings) {
+    const where = `${g.file}:${f.position.line}:${f.position.column}`;
+    if (f.severity === 'violation')
+      body.push(
+        `      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(`${where}: ${f.message}`)}</failure>`,
+      );
+    else warnings.push(`${where}: warning: ${f.code}: ${f.message}`);
+  }
+  const failed = body.length > 0;
+  if (warnings.length > 0) body.push(`      <system-out>${escapeXmlText(warnings.join('\n'))}</system-out>`);
+  const open = `    <testcase${attrs({ classname: path, name: gatewayLabel(g), file: path, line: g.position.line })}`;
+  return { failed, xml: body.length === 0 ? `${open}/>` : `${open}>\n${body.join('\n')}\n    </testcase>` };
+}
+
 export function formatJunit(report: CheckReport): string {
   const suites: string[] = [];
   let totalTests = 0;
@@ -56,22 +74,9 @@ export function formatJunit(report: CheckReport): string {
         );
         continue;
       }
-      const g = entry.gateway;
-      const body: string[] = [];
-      const warnings: string[] = [];
-      for (const f of g.findings) {
-        const where = `${g.file}:${f.position.line}:${f.position.column}`;
-        if (f.severity === 'violation')
-          body.push(
-            `      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(`${where}: ${f.message}`)}</failure>`,
-          );
-        else warnings.push(`${where}: warning: ${f.code}: ${f.message}`);
-      }
-      if (body.length > 0) failures++;
-      if (warnings.length > 0)
-        body.push(`      <system-out>${escapeXmlText(warnings.join('\n'))}</system-out>`);
-      const open = `    <testcase${attrs({ classname: file.path, name: gatewayLabel(g), file: file.path, line: g.position.line })}`;
-      cases.push(body.length === 0 ? `${open}/>` : `${open}>\n${body.join('\n')}\n    </testcase>`);
+      const gatewayCase = gatewayTestcase(file.path, entry.gateway);
+      if (gatewayCase.failed) failures++;
+      cases.push(gatewayCase.xml);
     }
     totalTests += cases.length;
     totalFailures += failures;

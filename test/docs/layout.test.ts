@@ -1,0 +1,39 @@
+/** README's layout section names every folder and top-level file of src/, and nothing that is gone. */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const REPO = join(import.meta.dirname, '..', '..');
+const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+const section = readme.split('\n## Layout\n')[1]?.split('\n## ')[0] ?? '';
+/** The first word of each line of the section's plain code block: `src/cli/`, `src/io.ts`, `test/`, … */
+const listed = (/\n```\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '')
+  .split('\n')
+  .map((line) => line.split(/\s+/)[0] ?? '')
+  .filter((entry) => entry !== '');
+
+describe('README layout', () => {
+  it('has a layout block', () => {
+    expect(listed.length).toBeGreaterThan(0);
+  });
+
+  it('lists every folder and top-level file of src/', () => {
+    const entries = readdirSync(join(REPO, 'src'), { withFileTypes: true }).map((e) =>
+      e.isDirectory() ? `src/${e.name}/` : `src/${e.name}`,
+    );
+    expect(listed.filter((e) => e.startsWith('src/')).sort()).toEqual(entries.sort());
+  });
+
+  it('lists only paths that exist', () => {
+    for (const entry of listed) expect(existsSync(join(REPO, entry)), entry).toBe(true);
+  });
+
+  it('draws every src/ folder in the picture', () => {
+    const picture = /```mermaid\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+    const drawn = new Set([...picture.matchAll(/(?:\[|\{\{)"([a-z]+)\/ /g)].map((m) => m[1]));
+    const folders = readdirSync(join(REPO, 'src'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    for (const folder of folders) expect(drawn.has(folder), `${folder}/ not drawn`).toBe(true);
+  });
+});
