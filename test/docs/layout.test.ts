@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 const REPO = join(import.meta.dirname, '..', '..');
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
 const section = readme.split('\n## Layout\n')[1]?.split('\n## ')[0] ?? '';
-/** The first word of each line of the section's plain code block: `src/cli/`, `src/io.ts`, `test/`, … */
-const listed = (/\n```\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '')
+/** The section's fenced blocks by language: `mermaid` for the picture, '' for the list. */
+const blocks = new Map([...section.matchAll(/^```(\w*)\n([\s\S]*?)\n```$/gm)].map((m) => [m[1], m[2] ?? '']));
+/** The first word of each line of the list: `src/cli/`, `src/io.ts`, `test/`, … */
+const listed = (blocks.get('') ?? '')
   .split('\n')
   .map((line) => line.split(/\s+/)[0] ?? '')
   .filter((entry) => entry !== '');
@@ -29,7 +31,7 @@ describe('README layout', () => {
   });
 
   it('draws every src/ folder in the picture', () => {
-    const picture = /```mermaid\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
+    const picture = blocks.get('mermaid') ?? '';
     const drawn = new Set([...picture.matchAll(/(?:\[|\{\{)"([a-z]+)\/ /g)].map((m) => m[1]));
     const folders = readdirSync(join(REPO, 'src'), { withFileTypes: true })
       .filter((e) => e.isDirectory())
