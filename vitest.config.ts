@@ -8,5 +8,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Builds dist/ when it is older than src/ (tests run the built CLI).
+    globalSetup: ['test/support/fresh-dist.ts'],
+    // An empty HOME per file, no KUBECONFIG, no ROUTABILITY_WEBHOOK_* from the shell.
+    setupFiles: ['test/support/isolated-env.ts'],
   },
 });

@@ -3,17 +3,12 @@
  * valid Gateways (upstream ships them as valid): check must accept every one, including the conformance
  * Gateways with `test/fake-invalid-type` addresses and value-less entries.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { check, RANGES, REPO } from './support.js';
+import { sharedFixture } from '../support/shared-fixtures.js';
+import { check, RANGES } from './support.js';
 
-const EXAMPLES = join(REPO, '..', 'shared', 'fixtures', 'gateway-api-v1.6.1', 'examples');
-const present = existsSync(EXAMPLES);
-if (!present)
-  console.warn(
-    `skipping the upstream examples check: ${EXAMPLES} is absent (it is not part of the repository)`,
-  );
+const { path: EXAMPLES, present } = sharedFixture('gateway-api-v1.6.1/examples');
 
 describe.skipIf(!present)('check over the upstream Gateway API v1.6.1 examples', () => {
   it('exits 0 with no findings and says how many Gateways it checked', async () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it, beforeAll, afterEach } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { Ajv } from 'ajv';
 import { runCrdPatch } from '../../src/cli/crd-patch.js';
@@ -15,15 +14,15 @@ import {
   ROUTABILITY_PATTERN,
 } from '../../src/rules/routability.js';
 import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { sharedFixture } from '../support/shared-fixtures.js';
 import { runCli } from './run-cli.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const CRD_DIR = join(REPO, '../shared/fixtures/gateway-api-v1.6.1/crds');
 const CHANNELS = ['standard', 'experimental'] as const;
+const { path: CRD_DIR, present: haveFixtures } = sharedFixture(
+  'gateway-api-v1.6.1/crds',
+  CHANNELS.map((c) => `${c}-gateways.yaml`),
+);
 const fixture = (channel: string): string => join(CRD_DIR, `${channel}-gateways.yaml`);
-const haveFixtures = CHANNELS.every((c) => existsSync(fixture(c)));
-if (!haveFixtures)
-  console.warn(`crd-patch fixture tests skipped: ${CRD_DIR}/{standard,experimental}-gateways.yaml not found`);
 
 const PLACES = [0, 1].flatMap((v) => (['spec', 'status'] as const).map((list) => ({ v, list })));
 
@@ -302,11 +301,12 @@ describe.skipIf(!haveFixtures)('crd-patch --patch-cluster', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    // HOME is the test file's own empty folder (test/support/isolated-env.ts), so no
+    // ~/.kube/config of the machine can be found and patched.
+    expect(homedir()).toContain('rw-test-home-');
+    expect(existsSync(join(homedir(), '.kube', 'config'))).toBe(false);
     const none = await runCli(runCrdPatch, ['--patch-cluster'], { env: {} });
-    // No credentials in this environment: unless the machine itself has ~/.kube/config, this is a usage error.
-    if (!existsSync(join(process.env['HOME'] ?? '/nonexistent', '.kube', 'config'))) {
-      expect(none.code).toBe(2);
-      expect(none.stderr).toContain('no Kubernetes credentials found');
-    }
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no Kubernetes credentials found');
   });
 });

@@ -1,10 +1,13 @@
 /** The built server over real HTTPS: decisions, errors, limits, health, metrics, mTLS, start-up failures. */
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseGateway } from '../support/gateways.js';
+import { handshake, legacyClient } from '../support/tls-probe.js';
+import { upload } from '../support/upload.js';
 import {
   eventually,
   httpGet,
@@ -33,7 +36,10 @@ beforeAll(async () => {
     '10.96.0.0/12,fd00:10:96::/112',
   ]);
 });
-afterAll(async () => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  certs?.remove();
+});
 
 const post = (body: unknown, path = '/validate') =>
   httpsPost(server.port, `${path}?timeout=10s`, typeof body === 'string' ? body : JSON.stringify(body), {
@@ -57,26 +63,45 @@ describe('serve over HTTPS', () => {
     expect(mutated.patchType).toBe('JSONPatch');
   });
 
-  it('speaks HTTP/1.1 with keep-alive and TLS 1.2 or later', async () => {
+  it('speaks HTTP/1.1 with keep-alive', async () => {
     const res = await post(fixture('create-allowed'));
     expect(res.headers['connection']).toBe('keep-alive');
-    const protocol = await new Promise<string | null>((resolve, reject) => {
-      const socket = connect({
-        host: '127.0.0.1',
-        port: server.port,
-        rejectUnauthorized: false,
-        maxVersion: 'TLSv1.1',
-        minVersion: 'TLSv1',
-      });
-      socket.once('secureConnect', () => {
-        resolve(socket.getProtocol());
-        socket.destroy();
-      });
-      socket.once('error', () => resolve(null));
-      setTimeout(() => reject(new Error('no answer')), 5000).unref();
-    });
-    expect(protocol).toBeNull(); // TLS 1.1 is refused
   });
+
+  it('negotiates TLS 1.3 by default and accepts a TLS 1.2-only client', async () => {
+    expect(await handshake(server.port)).toEqual({ protocol: 'TLSv1.3' });
+    expect(await handshake(server.port, { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' })).toEqual({
+      protocol: 'TLSv1.2',
+    });
+  });
+
+  it.each(['TLSv1', 'TLSv1.1'] as const)(
+    'refuses a %s client with a protocol_version alert: its own minimum is TLS 1.2',
+    async (version) => {
+      // The same client completes a handshake with a server configured wrongly on
+      // purpose (minimum TLSv1), so the refusal below is the webhook's setting,
+      // not the client's or OpenSSL's defaults.
+      const lax = createTlsServer(
+        {
+          key: certs.generated.key,
+          cert: certs.generated.cert,
+          minVersion: 'TLSv1',
+          ciphers: 'DEFAULT@SECLEVEL=0',
+        },
+        (socket) => socket.end(),
+      );
+      await new Promise<void>((resolve) => lax.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (lax.address() as AddressInfo).port;
+        expect(await handshake(port, legacyClient(version))).toEqual({ protocol: version });
+      } finally {
+        lax.close();
+      }
+      expect(await handshake(server.port, legacyClient(version))).toEqual({
+        error: 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+      });
+    },
+  );
 
   it('answers 400 for undecodable bodies and keeps serving', async () => {
     expect((await post('{"apiVersion":')).status).toBe(400);
@@ -100,11 +125,16 @@ describe('serve over HTTPS', () => {
     expect(JSON.parse(res.body).response.allowed).toBe(false);
   });
 
-  it('answers 413 past 7 MiB, readable by a client that is still sending', async () => {
-    const body = Buffer.alloc(8 * 1024 * 1024, 0x20);
-    const res = await httpsPost(server.port, '/validate', body);
-    expect(res.status).toBe(413);
-    expect(JSON.parse(res.body).error).toMatch(/larger than 7340032 bytes/);
+  it('answers 413 past 7 MiB, readable by a client that is still sending, then closes cleanly', async () => {
+    // Read until the server closes: a reset after the answer would be seen here.
+    const result = await upload({
+      port: server.port,
+      ca: certs.generated.caCert,
+      declaredBytes: 8 * 1024 * 1024,
+      timeoutMs: 20_000,
+    });
+    expect(result).toMatchObject({ status: 413, sentAll: true, ended: 'closed', errorCode: undefined });
+    expect(result.text).toContain('{"error":"request body is larger than 7340032 bytes"}');
     expect((await post(fixture('create-allowed'))).status).toBe(200);
   });
 
@@ -171,7 +201,32 @@ describe('mutual TLS with --client-ca-file', () => {
     ]);
     try {
       const body = JSON.stringify(fixture('create-allowed'));
-      await expect(httpsPost(mtls.port, '/validate', body, { ca: certs.generated.caCert })).rejects.toThrow();
+      const refused = await httpsPost(mtls.port, '/validate', body, { ca: certs.generated.caCert }).then(
+        () => 'answered',
+        (err: NodeJS.ErrnoException) => err.code,
+      );
+      // TLS 1.3: the server's certificate_required alert, not just any socket error.
+      expect(refused).toBe('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
+      const stranger = await selfsigned.generate([{ name: 'commonName', value: 'kube-apiserver' }], {
+        keyType: 'ec',
+        algorithm: 'sha256',
+        extensions: [{ name: 'extKeyUsage', clientAuth: true }],
+      });
+      const untrusted = await httpsPost(mtls.port, '/validate', body, {
+        ca: certs.generated.caCert,
+        cert: stranger.cert,
+        key: stranger.private,
+      }).then(
+        () => 'answered',
+        (err: NodeJS.ErrnoException) => err.code,
+      );
+      // A certificate the CA did not sign: the server ends the handshake (an
+      // unknown_ca/bad_certificate alert, or a reset when the client was already writing).
+      expect([
+        'ECONNRESET',
+        'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
+        'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
+      ]).toContain(untrusted);
       const ok = await httpsPost(mtls.port, '/validate', body, {
         ca: certs.generated.caCert,
         cert: clientCert.cert,
@@ -208,13 +263,17 @@ describe('start-up failures stop with one line and exit 2', () => {
     const other = await writeCerts();
     const result = await runCli([
       'serve',
+      '--port',
+      '0',
+      '--health-port',
+      '0',
       '--tls-cert-file',
       certs.certFile,
       '--tls-private-key-file',
       other.keyFile,
       '--service-cidr',
       '10.96.0.0/12',
-    ]);
+    ]).finally(() => other.remove());
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/does not match the certificate/);
   });

@@ -1,22 +1,13 @@
 /** Every Gateway in the upstream examples and conformance files is valid: the webhook must allow them all. */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { validateGateway } from '../../src/rules/index.js';
 import { context, create, ranges } from '../support/gateways.js';
+import { sharedFixture } from '../support/shared-fixtures.js';
 
-const root = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'fixtures',
-  'gateway-api-v1.6.1',
-  'examples',
-);
-const present = existsSync(root);
+const { path: root, present } = sharedFixture('gateway-api-v1.6.1/examples');
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -1,6 +1,6 @@
 /** Runs the built `routability-webhook serve` as a child process and talks to it over real HTTPS. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -15,9 +15,20 @@ export interface CertFiles {
   certFile: string;
   keyFile: string;
   generated: GeneratedCertificates;
+  /** Deletes the folder and the private keys in it (call it in afterAll/afterEach). */
+  remove(): void;
 }
 
-export async function writeCerts(dir = mkdtempSync(join(tmpdir(), 'rw-certs-'))): Promise<CertFiles> {
+/** A temporary folder for key material; delete it with removeDir in afterAll/afterEach. */
+export function keyDir(prefix = 'rw-certs-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export async function writeCerts(dir = keyDir()): Promise<CertFiles> {
   const generated = await generateCertificates({ service: 'gateway-routability-webhook', namespace: 'test' });
   const files = {
     caFile: join(dir, 'ca.crt'),
@@ -27,7 +38,7 @@ export async function writeCerts(dir = mkdtempSync(join(tmpdir(), 'rw-certs-')))
   writeFileSync(files.caFile, generated.caCert);
   writeFileSync(files.certFile, generated.cert);
   writeFileSync(files.keyFile, generated.key);
-  return { dir, ...files, generated };
+  return { dir, ...files, generated, remove: () => removeDir(dir) };
 }
 
 export interface RunningServer {
