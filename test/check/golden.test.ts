@@ -2,7 +2,7 @@
  * Every output format over the fixture folder (valid and invalid Gateways,
  * other kinds, Lists, JSON, v1beta1, status, broken YAML, empty and non-object
  * documents), compared byte for byte with test/fixtures/check/golden/.
- * `UPDATE_GOLDEN=1 npx vitest run test/check/golden.test.ts` rewrites them.
+ * `npm run goldens:update` rewrites them.
  */
 import { describe, expect, it } from 'vitest';
 import { check, expectGolden, RANGES } from './support.js';

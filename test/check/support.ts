@@ -44,7 +44,7 @@ export async function check(
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
-/** Compares with a golden file; `UPDATE_GOLDEN=1` rewrites it instead (review the diff by eye). */
+/** Compares with a golden file; `npm run goldens:update` rewrites it instead (review the diff by eye). */
 export function expectGolden(name: string, actual: string): void {
   const file = join(GOLDEN, name);
   if (process.env['UPDATE_GOLDEN'] === '1') {
@@ -52,6 +52,7 @@ export function expectGolden(name: string, actual: string): void {
     writeFileSync(file, actual);
     return;
   }
-  if (!existsSync(file)) throw new Error(`golden ${file} is missing: run with UPDATE_GOLDEN=1 and review it`);
+  if (!existsSync(file))
+    throw new Error(`golden ${file} is missing: write it with npm run goldens:update and review it`);
   expect(actual).toBe(readFileSync(file, 'utf8'));
 }

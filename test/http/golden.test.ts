@@ -1,7 +1,7 @@
 /**
  * Every fixture review through the real app (inject), under both webhooks,
- * against a golden response. `UPDATE_GOLDEN=1 npx vitest run test/http/golden.test.ts`
- * rewrites the goldens; review the diff before committing.
+ * against a golden response. `npm run goldens:update` rewrites the goldens (review
+ * the diff before committing); a test run never writes one, and a missing golden fails.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,10 +24,9 @@ describe('fixture reviews match their golden responses', () => {
         expect(res.status).toBe(200);
         const body = res.json();
         const golden = join(folder, 'golden', `${file.replace(/\.json$/, '')}.${webhook}.json`);
-        if (process.env['UPDATE_GOLDEN'] === '1' || !existsSync(golden)) {
-          if (process.env['CI']) throw new Error(`missing golden ${golden}`);
-          writeFileSync(golden, JSON.stringify(body, null, 2) + '\n');
-        }
+        if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(golden, JSON.stringify(body, null, 2) + '\n');
+        else if (!existsSync(golden))
+          throw new Error(`golden ${golden} is missing: write it with npm run goldens:update and review it`);
         expect(body).toEqual(JSON.parse(readFileSync(golden, 'utf8')));
       });
     }
