@@ -6,6 +6,18 @@
  * scores and times. One folder at a time:
  *   npm run test:mutation -- --mutate 'src/http/**\/*.ts'
  */
+/**
+ * The score below which the command fails, per folder: a little under the
+ * score measured when this was last tuned (docs/testing.md), so a change that
+ * leaves mutants alive where tests used to kill them fails the run. A run of
+ * several folders uses the lowest of their figures.
+ */
+const BREAK = { 'src/rules': 60, 'src/admission': 60, 'src/http': 30 };
+const mutateFlag = process.argv.indexOf('--mutate');
+const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
+const folders = Object.keys(BREAK).filter((f) => pattern === '' || pattern.includes(f));
+const breakAt = Math.min(...(folders.length > 0 ? folders : Object.keys(BREAK)).map((f) => BREAK[f]));
+
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
@@ -20,6 +32,5 @@ export default {
   jsonReporter: { fileName: '.cache/mutation/mutation.json' },
   htmlReporter: { fileName: '.cache/mutation/mutation.html' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: false },
-  // The command fails below `break`; docs/testing.md explains the figure.
-  thresholds: { high: 85, low: 70, break: 70 },
+  thresholds: { high: 80, low: 60, break: breakAt },
 };

@@ -1,10 +1,10 @@
 /** `review` prints exactly the server's answer; `certs` writes what the apiserver needs. */
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CommandIO } from '../../src/io.js';
 import { post, testApp } from '../support/app.js';
@@ -74,6 +74,7 @@ describe('review', () => {
 describe('certs', () => {
   it('writes a CA and a serving certificate with the SANs the apiserver checks, keys private', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rw-certs-cli-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const { commandIO, out } = io('', dir);
     const code = await main(
       ['certs', '--out-dir', 'out', '--service', 'rw', '--namespace', 'gw-system', '--extra-san', '10.0.0.1'],

@@ -446,15 +446,17 @@ describe('bad-request catalogue over HTTPS', () => {
     expect(await goodReviewProblem(served.agent, served.server.port), `after: ${c.name}`).toBeUndefined();
   });
 
-  it('an over-limit body is answered 413 while the client is still sending, not reset', async () => {
+  it('an over-limit body is answered 413 while the client is still sending, then closed cleanly, not reset', async () => {
+    // Read until the server closes the connection: a reset after the 413 shows here.
     const a = await rawExchange(
       served.server.port,
       served.ca,
       [rawPost(Buffer.alloc(LIMIT + MiB, 0x20))],
       15_000,
+      false,
     );
     expect(a.status).toBe(413);
-    expect(a.ended).not.toBe('reset');
+    expect(a.ended).toBe('closed');
   });
 
   it('slow headers (1 byte a second) are cut off after the 10 s headers timeout; serving goes on', async () => {
@@ -464,9 +466,11 @@ describe('bad-request catalogue over HTTPS', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();
     const a = await slow;
-    expect(a.ended).not.toBe('timeout');
+    // Cut off by the server, not by the client's 20 s limit, and not before the 10 s
+    // headers timeout (checked once a second, hence 9 s). No upper figure: a loaded
+    // machine only makes it later.
+    expect(a.ended).toBe('closed');
     expect(a.elapsedMs).toBeGreaterThan(9_000);
-    expect(a.elapsedMs).toBeLessThan(14_000);
     // Node answers 408 (Request Timeout) and closes.
     expect([0, 408]).toContain(a.status);
     expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();

@@ -103,6 +103,12 @@ describe('the engine on random Gateways', () => {
           expect(patched.status.addresses[index]).toBeDefined();
           patched.status.addresses[index]!['routability'] = op.value;
         }
+        // Nothing left undefaulted: one operation per address without a routability,
+        // so a mutation that patched nothing at all could not pass.
+        // (null reads as unset, like a missing field.)
+        const unset = object.status.addresses.filter((a) => a['routability'] == null).length;
+        expect(first.patch).toHaveLength(unset);
+        for (const a of patched.status.addresses) expect(a['routability'] ?? 'unset').not.toBe('unset');
         expect(mutateGateway({ ...request, object: patched }, ctx).patch).toEqual([]);
       }),
       { numRuns: 1000 },
@@ -173,13 +179,45 @@ describe('hostile shapes through decode → rules → encode', () => {
     );
   });
 
-  it('decoding random JSON never throws', () => {
+  it('decoding random JSON never throws, and refuses what is no AdmissionReview', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 5 }), (value) => {
         const decoded = decode(value);
+        // Random JSON is never a whole review envelope.
+        expect(decoded.ok).toBe(false);
         if (!decoded.ok) expect(decoded.error).toMatch(/^not an AdmissionReview: /);
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('decodes every well-formed envelope, extra fields and all, to its own request', () => {
+    const name = fc.string({ maxLength: 20 });
+    const envelope = fc.record({
+      apiVersion: fc.constantFrom('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'),
+      kind: fc.constant('AdmissionReview'),
+      extra: fc.jsonValue({ maxDepth: 2 }),
+      request: fc.record(
+        {
+          uid: fc.string({ minLength: 1, maxLength: 128 }),
+          kind: fc.record({ group: name, version: name, kind: name }),
+          resource: fc.record({ group: name, version: name, resource: name }),
+          operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
+          subResource: name,
+          name,
+          namespace: name,
+          dryRun: fc.boolean(),
+          object: fc.jsonValue({ maxDepth: 3 }),
+        },
+        { requiredKeys: ['uid', 'kind', 'resource', 'operation'] },
+      ),
+    });
+    fc.assert(
+      fc.property(envelope, (review) => {
+        const decoded = decode(review);
+        expect(decoded).toEqual({ ok: true, version: review.apiVersion, request: review.request });
+      }),
+      { numRuns: 500 },
     );
   });
 });
