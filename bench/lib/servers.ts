@@ -119,7 +119,8 @@ async function spawnChild(opts: SpawnOptions): Promise<Child> {
     await exited;
     clearTimeout(timer);
   };
-  const deadline = spawnedAt + (opts.timeoutMs ?? 15_000);
+  // Well under a second on an idle machine; generous for a loaded, shared one.
+  const deadline = spawnedAt + (opts.timeoutMs ?? 45_000);
   for (;;) {
     const polled = opts.poll ? await opts.poll() : undefined;
     for (const line of polled ? [{}] : parseLines(logs().join('\n'))) {
