@@ -12,7 +12,7 @@
  * leaves mutants alive where tests used to kill them fails the run. A run of
  * several folders uses the lowest of their figures.
  */
-const BREAK = { 'src/rules': 60, 'src/admission': 60, 'src/http': 30 };
+const BREAK = { 'src/rules': 50, 'src/admission': 50, 'src/http': 20 };
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
 const folders = Object.keys(BREAK).filter((f) => pattern === '' || pattern.includes(f));
