@@ -33,6 +33,8 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         'Deployment',
         'MutatingWebhookConfiguration',
         'PodDisruptionBudget',
+        'Role',
+        'RoleBinding',
         'Secret',
         'Service',
         'ServiceAccount',
@@ -113,6 +115,8 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         '--check-allocated-ips',
         '--log-level=info',
         '--shutdown-timeout-seconds=10',
+        '--audit-interval=5m',
+        `--audit-lease=${FULLNAME}-audit`,
       ]);
       expect(c.args).not.toContain('--dev');
       expect(flagValues(c.args, 'service-cidr')).toEqual([]);
@@ -176,11 +180,12 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     expect(svc.spec.selector).toEqual(one(docs, 'Deployment').spec.selector.matchLabels);
   });
 
-  it('ClusterRole grants only list/watch on servicecidrs and ipaddresses', () => {
+  it('ClusterRole grants only list/watch on servicecidrs, ipaddresses and (for the audit) gateways', () => {
     const role = one(docs, 'ClusterRole');
     expect(role.rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['list', 'watch'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'] },
     ]);
     const binding = one(docs, 'ClusterRoleBinding');
     expect(binding.roleRef).toEqual({
@@ -191,6 +196,27 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: one(docs, 'ServiceAccount').metadata.name, namespace: NAMESPACE },
     ]);
+  });
+
+  it('the audit Lease: a Role that may create leases, and get/update only its own', () => {
+    const role = one(docs, 'Role');
+    expect(role.metadata.namespace).toBe(NAMESPACE);
+    expect(role.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [`${FULLNAME}-audit`],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    expect(one(docs, 'RoleBinding').roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: role.metadata.name,
+    });
+    const env = one(docs, 'Deployment').spec.template.spec.containers[0].env;
+    expect(env.map((e: { name: string }) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE']);
   });
 
   describe('ValidatingWebhookConfiguration', () => {
@@ -441,7 +467,9 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
     expect(flagValues(c.args, 'log-level')).toEqual(['debug']);
     expect(flagValues(c.args, 'shutdown-timeout-seconds')).toEqual(['20']);
     expect(flagValues(c.args, 'client-ca-file')).toEqual(['/client-ca/ca.crt']);
-    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' }]);
+    expect(flagValues(c.args, 'audit-interval')).toEqual(['0']);
+    expect(flagValues(c.args, 'audit-lease')).toEqual([]);
+    expect(c.env.slice(2)).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' }]);
   });
 
   it('moves ports, probes and the Service with the flags', () => {
@@ -465,9 +493,10 @@ describe.skipIf(skipReason !== undefined)('overrides (ci/overrides-values.yaml)'
     ).toBe('/client-ca');
   });
 
-  it('needs no cluster access with service CIDRs given and the allocated-IP check off', () => {
+  it('needs no cluster access with service CIDRs given, the allocated-IP check and the audit off', () => {
     expect(all(docs, 'ClusterRole')).toEqual([]);
     expect(all(docs, 'ClusterRoleBinding')).toEqual([]);
+    expect(all(docs, 'Role')).toEqual([]);
     expect(one(docs, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(false);
   });
 
@@ -540,7 +569,9 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
   });
 
   it('service CIDRs alone drop the ServiceCIDR RBAC but keep IPAddress access', async () => {
-    const docs = await render({ setJson: { 'webhook.serviceCIDRs': ['10.96.0.0/12'] } });
+    const docs = await render({
+      setJson: { 'webhook.serviceCIDRs': ['10.96.0.0/12'], 'webhook.audit.interval': '0' },
+    });
     expect(one(docs, 'ClusterRole').rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['list', 'watch'] },
     ]);
@@ -548,7 +579,9 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
   });
 
   it('the allocated-IP check off drops IPAddress access', async () => {
-    const docs = await render({ setJson: { 'webhook.checkAllocatedIPs': false } });
+    const docs = await render({
+      setJson: { 'webhook.checkAllocatedIPs': false, 'webhook.audit.interval': '0' },
+    });
     expect(one(docs, 'ClusterRole').rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
     ]);
@@ -619,6 +652,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
     const byName = new Map(rules.map((r) => [r.alert, r]));
     expect([...byName.keys()].sort()).toEqual(
       [
+        'RoutabilityAuditViolations',
         'RoutabilityWebhookCertificateExpiringSoon',
         'RoutabilityWebhookDown',
         'RoutabilityWebhookErrors',
@@ -629,6 +663,9 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
     const cert = byName.get('RoutabilityWebhookCertificateExpiringSoon');
     expect(cert?.expr).toContain(`routability_webhook_certificate_expiry_timestamp_seconds{${sel}}`);
     expect(cert?.expr).toMatch(/- time\(\) < 14 \* 86400/);
+    expect(byName.get('RoutabilityAuditViolations')?.expr).toBe(
+      `max(routability_webhook_audit_violating_gateways{${sel}}) > 0`,
+    );
     const errors = byName.get('RoutabilityWebhookErrors');
     expect(errors?.expr).toContain(`routability_webhook_requests_total{${sel}, outcome="error"}`);
     expect(errors?.expr).toMatch(/> 0\.05$/);

@@ -312,18 +312,22 @@ describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
 });
 
 describe('chart README: when the chart creates RBAC and mounts a token', () => {
-  it('with serviceCIDRs set and the allocated-IP check off: no ClusterRole, no token; otherwise a ClusterRole', async () => {
+  it('with serviceCIDRs set and the allocated-IP check and the audit off: no ClusterRole, no token; otherwise a ClusterRole', async () => {
     const none = await render({
-      setJson: { 'webhook.serviceCIDRs': ['10.96.0.0/12'], 'webhook.checkAllocatedIPs': false },
+      setJson: {
+        'webhook.serviceCIDRs': ['10.96.0.0/12'],
+        'webhook.checkAllocatedIPs': false,
+        'webhook.audit.interval': '0',
+      },
     });
     expect(all(none, 'ClusterRole')).toEqual([]);
     expect(one(none, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(false);
     const defaults = await render();
     const resources = one(defaults, 'ClusterRole').rules.flatMap((r: { resources: string[] }) => r.resources);
-    expect(resources.sort()).toEqual(['ipaddresses', 'servicecidrs']);
+    expect(resources.sort()).toEqual(['gateways', 'ipaddresses', 'servicecidrs']);
     expect(one(defaults, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
     expect(read('charts/gateway-routability-webhook/README.md')).toContain(
-      'With `webhook.serviceCIDRs` set and `webhook.checkAllocatedIPs=false`\nthe server needs no API access',
+      'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`\nand `webhook.audit.interval="0"` the server needs no API access',
     );
   }, 60_000);
 });

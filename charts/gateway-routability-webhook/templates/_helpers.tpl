@@ -71,7 +71,12 @@ Does the server talk to the apiserver? It watches ServiceCIDRs when no --service
 lists IPAddresses when the allocated-IP check is on. Otherwise it needs no token and no RBAC.
 */}}
 {{- define "grw.usesCluster" -}}
-{{- if or (empty .Values.webhook.serviceCIDRs) .Values.webhook.checkAllocatedIPs }}true{{- end }}
+{{- if or (empty .Values.webhook.serviceCIDRs) .Values.webhook.checkAllocatedIPs (include "grw.audits" .) }}true{{- end }}
+{{- end }}
+
+{{/* "true" when the background audit is on (webhook.audit.interval other than "0"). */}}
+{{- define "grw.audits" -}}
+{{- if ne (toString .Values.webhook.audit.interval) "0" }}true{{- end }}
 {{- end }}
 
 {{/* The DNS names the apiserver may check on the serving certificate. */}}
