@@ -43,21 +43,23 @@ export function upload(opts: UploadOptions): Promise<UploadResult> {
     let settled = false;
     const socket = connect(
       { host: '127.0.0.1', port: opts.port, ca: opts.ca, servername: 'localhost' },
-      async () => {
-        socket.write(
-          `POST ${opts.path ?? '/validate?timeout=10s'} HTTP/1.1\r\nhost: localhost\r\n` +
-            `content-type: application/json\r\ncontent-length: ${opts.declaredBytes}\r\n\r\n`,
-        );
-        while (written < sendBytes && !socket.destroyed && !socket.writableEnded) {
-          const piece = chunk.subarray(0, Math.min(chunk.length, sendBytes - written));
-          const ok = await new Promise<boolean>((done) => {
-            socket.write(piece, (err) => done(!err));
-          });
-          if (!ok) break;
-          written += piece.length;
-        }
-      },
+      () => void send(),
     );
+    // Writes the head, then the body piece by piece, each after the last was flushed.
+    async function send(): Promise<void> {
+      socket.write(
+        `POST ${opts.path ?? '/validate?timeout=10s'} HTTP/1.1\r\nhost: localhost\r\n` +
+          `content-type: application/json\r\ncontent-length: ${opts.declaredBytes}\r\n\r\n`,
+      );
+      while (written < sendBytes && !socket.destroyed && !socket.writableEnded) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, sendBytes - written));
+        const ok = await new Promise<boolean>((done) => {
+          socket.write(piece, (err) => done(!err));
+        });
+        if (!ok) break;
+        written += piece.length;
+      }
+    }
     const finish = (ended: UploadResult['ended']) => {
       if (settled) return;
       settled = true;
