@@ -32,6 +32,7 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         'ClusterRoleBinding',
         'Deployment',
         'MutatingWebhookConfiguration',
+        'NetworkPolicy',
         'PodDisruptionBudget',
         'Role',
         'RoleBinding',
@@ -117,6 +118,8 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         '--shutdown-timeout-seconds=10',
         '--audit-interval=5m',
         `--audit-lease=${FULLNAME}-audit`,
+        '--max-connections=1000',
+        '--max-inflight-body-bytes=8388608',
       ]);
       expect(c.args).not.toContain('--dev');
       expect(flagValues(c.args, 'service-cidr')).toEqual([]);
@@ -626,7 +629,8 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
 
   it('are all off by default', async () => {
     const defaults = await render();
-    for (const kind of ['ServiceMonitor', 'PrometheusRule', 'ConfigMap', 'NetworkPolicy', 'Job']) {
+    // The NetworkPolicy is on by default (admitting any source on the webhook port).
+    for (const kind of ['ServiceMonitor', 'PrometheusRule', 'ConfigMap', 'Job']) {
       expect(all(defaults, kind), kind).toEqual([]);
     }
   });
