@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleContext } from '../rules/index.js';
+import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
@@ -21,6 +22,8 @@ export interface ServerAuditDeps {
   readonly registry: Registry;
   /** The rule context admission uses now; undefined while the ranges are unknown. */
   readonly contextNow: () => RuleContext | undefined;
+  /** The allocated-IP lookups admission uses, when the check is on. */
+  readonly allocations?: AllocationPrefetch | undefined;
   /** Changes whenever the rule inputs change (ranges, revision, allocated-IP data). */
   readonly inputsKey: () => string;
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
@@ -84,7 +87,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     listPages: () => cluster.gatewayPages(fetch),
     judge: () => {
       const ctx = deps.contextNow();
-      return ctx ? judgeWithContext(ctx) : undefined;
+      return ctx ? judgeWithContext(ctx, deps.allocations) : undefined;
     },
     inputs: deps.inputsKey,
     leading: () => elector.isLeader(),

@@ -3,15 +3,18 @@
  * once from the cluster with --from-cluster. The Kubernetes client is loaded
  * only in the latter case, so a plain `check` never pays for it.
  */
+import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type { AllocatedIPSource } from '../cluster/types.js';
 import { ruleContext } from '../config/rules.js';
-import type { AllocatedIPs, RuleContext, ServiceRanges } from '../rules/index.js';
+import type { RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 
 /** The part of src/cluster's snapshot a check uses. */
 export interface ClusterSnapshot {
   readonly ranges: ServiceRanges;
-  readonly allocatedIPs?: AllocatedIPs | undefined;
+  /** Looked up per address as the Gateways ask; undefined when the cluster has no IPAddress API. */
+  readonly allocatedIPs?: AllocatedIPSource | undefined;
 }
 
 export type ReadClusterSnapshot = (options: {
@@ -25,7 +28,13 @@ async function loadClusterReader(): Promise<ReadClusterSnapshot> {
 }
 
 export type Resolved =
-  | { readonly ok: true; readonly ctx: RuleContext; readonly settings: CheckSettings }
+  | {
+      readonly ok: true;
+      readonly ctx: RuleContext;
+      readonly settings: CheckSettings;
+      /** With --from-cluster: runs the rules with allocated-IP lookups; close it when done. */
+      readonly allocations?: { readonly prefetch: AllocationPrefetch; close(): Promise<void> } | undefined;
+    }
   /** `usage`: a flag problem (the help hint applies), not an unreachable cluster. */
   | { readonly ok: false; readonly error: string; readonly usage: boolean };
 
@@ -36,7 +45,7 @@ export async function resolveContext(
 ): Promise<Resolved> {
   const rules = options.rules;
   let ranges = rules.serviceRanges;
-  let allocatedIPs: AllocatedIPs | undefined;
+  let allocatedIPs: AllocatedIPSource | undefined;
   if (options.fromCluster) {
     let snapshot: ClusterSnapshot;
     try {
@@ -48,15 +57,23 @@ export async function resolveContext(
     ranges ??= snapshot.ranges;
     allocatedIPs = snapshot.allocatedIPs;
   }
-  if (ranges === undefined || ranges.isEmpty)
+  if (ranges === undefined || ranges.isEmpty) {
+    await allocatedIPs?.close();
     return {
       ok: false,
       error: 'no service ranges: give --service-cidr, or --from-cluster against a cluster with ServiceCIDRs',
       usage: true,
     };
+  }
+  const source = allocatedIPs;
+  // Loaded with the cluster reader only: a plain check imports nothing from src/cluster.
+  const prefetch = source
+    ? (await import('../cluster/allocation-prefetch.js')).allocationPrefetch(source)
+    : undefined;
   return {
     ok: true,
-    ctx: ruleContext(rules, ranges, allocatedIPs),
+    ctx: ruleContext(rules, ranges, prefetch?.recorder),
+    ...(source && prefetch ? { allocations: { prefetch, close: () => source.close() } } : {}),
     settings: {
       rangesFrom: rules.serviceCidrs.length > 0 ? 'flag' : 'cluster',
       serviceCidrs: ranges.all.map((r) => r.cidr),

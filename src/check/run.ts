@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isScalar, type Document, type Node } from 'yaml';
+import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type { RuleContext } from '../rules/index.js';
 import { readDocuments } from './documents.js';
 import { evaluateGateway } from './evaluate.js';
@@ -24,6 +25,8 @@ import { decodeText, SourceText } from './source.js';
 export interface CheckDeps {
   readonly ctx: RuleContext;
   readonly settings: CheckSettings;
+  /** Looks up the allocated IPs the rules ask about (--from-cluster), then checks the input again. */
+  readonly allocations?: AllocationPrefetch | undefined;
   /** Reads standard input (only called when `-` is an input). */
   readonly readStdin: () => Promise<Buffer>;
 }
@@ -42,7 +45,9 @@ export async function checkInputs(inputs: readonly Input[], deps: CheckDeps): Pr
       files.push(unreadable(input.display, describeFsError(err)));
       continue;
     }
-    files.push(checkSource(new SourceText(input.display, decodeText(bytes)), deps.ctx));
+    const source = new SourceText(input.display, decodeText(bytes));
+    const check = (ctx: RuleContext): FileReport => checkSource(source, ctx);
+    files.push(await (deps.allocations ? deps.allocations.decide(deps.ctx, check) : check(deps.ctx)));
   }
   return { settings: deps.settings, files };
 }

@@ -28,6 +28,7 @@ export const command = defineCommand({
     try {
       loaded = cluster.loadKubeconfig({ kubeconfig: options.kubeconfig, env: io.env });
     } catch (err) {
+      await resolved.allocations?.close();
       return fail((err as Error).message);
     }
     const fetch = cluster.gatewayPageFetcher(loaded.kc, {
@@ -37,9 +38,14 @@ export const command = defineCommand({
     });
     let result;
     try {
-      result = await auditPass(cluster.gatewayPages(fetch), judgeWithContext(resolved.ctx));
+      result = await auditPass(
+        cluster.gatewayPages(fetch),
+        judgeWithContext(resolved.ctx, resolved.allocations?.prefetch),
+      );
     } catch (err) {
       return fail(`${(err as Error).message} at ${loaded.server}`);
+    } finally {
+      await resolved.allocations?.close();
     }
     const report: AuditReport = {
       settings: {

@@ -27,8 +27,10 @@ export const command = defineCommand({
     const report = await checkInputs(inputs, {
       ctx: resolved.ctx,
       settings: resolved.settings,
+      allocations: resolved.allocations?.prefetch,
       readStdin: () => readAll(io.stdin),
     });
+    await resolved.allocations?.close();
     const summary = summarize(report);
     io.stdout.write(FORMATTERS[options.output](report, summary));
     // Machine-readable formats keep stdout parseable; input problems are echoed on stderr too.

@@ -16,7 +16,7 @@ export function allocatedIPsComponent(allocatedIPs: ClusterSources['allocatedIPs
     name: 'allocated-ips',
     detail: {
       key: 'allocatedIPs',
-      describe: () => (allocatedIPs ? (allocatedIPs.ready() ? 'synced' : 'syncing') : 'off'),
+      describe: () => (allocatedIPs ? allocatedIPs.describe() : 'off'),
     },
   };
 }

@@ -1,14 +1,14 @@
 /**
  * The sources that use the cluster, loaded by select.ts only when one is
  * needed: the ServiceCIDR watch (or --service-cidr with an explicit
- * --check-allocated-ips), the IPAddress watch, and --dev's embedded default
+ * --check-allocated-ips), the allocated-IP lookups, and --dev's embedded default
  * when no usable kubeconfig is found.
  */
 import type { Logger } from 'pino';
 import { DEV_SERVICE_CIDR } from '../config/serve.js';
 import { ServiceRanges } from '../rules/index.js';
 import { flagRanges, FLAG_SOURCE } from './flag-source.js';
-import { startIPAddressWatch, type IPAddressWatch } from './ip-addresses.js';
+import { startAllocationLookup } from './ip-addresses.js';
 import {
   findKubeconfig,
   loadKubeconfig,
@@ -40,11 +40,6 @@ function devDefault(why: string): ClusterSources {
   return staticSources(parsed.ranges, `--dev default ${DEV_SERVICE_CIDR} (${why})`);
 }
 
-function allocatedIPsOf(watch: IPAddressWatch | undefined): ClusterSources['allocatedIPs'] {
-  if (!watch) return undefined;
-  return { holderOf: (ip) => watch.holderOf(ip), ready: () => watch.ready() };
-}
-
 interface Started {
   readonly log: Logger;
   readonly metrics: ClusterMetrics;
@@ -58,7 +53,7 @@ function flagRangesWithAllocatedIPs(
   kubeconfigOptions: KubeconfigOptions,
   started: Started,
 ): ClusterSources {
-  const { log, metrics } = started;
+  const { log } = started;
   const flagged = flagRanges(ranges, log, deps.registry);
   const loaded = tryLoad(kubeconfigOptions, log);
   if (!loaded) {
@@ -67,14 +62,18 @@ function flagRangesWithAllocatedIPs(
     );
     return staticSources(flagged, FLAG_SOURCE);
   }
-  const timing = started.backoff ? { backoff: started.backoff } : {};
-  const ips = startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...timing });
+  const ips = startAllocationLookup({
+    kc: loaded.kc,
+    logger: log,
+    registry: deps.registry,
+    options: deps.lookup,
+  });
   const base = staticRangeSource(flagged, FLAG_SOURCE);
   const rangeSource: RangeSource = {
     ...base,
-    describe: () => ({ ...base.describe(), allocatedIPs: ips.health() }),
+    describe: () => ({ ...base.describe(), allocatedIPs: ips.describe() }),
   };
-  return { ranges: rangeSource, allocatedIPs: allocatedIPsOf(ips), close: () => ips.close() };
+  return { ranges: rangeSource, allocatedIPs: ips, close: () => ips.close() };
 }
 
 /** No kubeconfig, or one that cannot be loaded: --dev's default, else not ready with the reason. */
@@ -118,7 +117,7 @@ export function liveClusterSources(deps: SelectDeps, log: Logger): ClusterSource
       err: oneLine(err),
     });
   }
-  return startClusterSources(loaded, config.checkAllocatedIps !== false, started);
+  return startClusterSources(loaded, config.checkAllocatedIps !== false, started, deps);
 }
 
 function tryLoad(options: KubeconfigOptions, log: Logger): LoadedKubeconfig | undefined {
@@ -130,11 +129,12 @@ function tryLoad(options: KubeconfigOptions, log: Logger): LoadedKubeconfig | un
   }
 }
 
-/** Starts the ServiceCIDR watch (and the IPAddress watch when asked) against one cluster. */
+/** Starts the ServiceCIDR watch (and the allocated-IP lookups when asked) against one cluster. */
 function startClusterSources(
   loaded: LoadedKubeconfig,
   checkAllocatedIps: boolean,
   { log, metrics, backoff }: Started,
+  deps: SelectDeps,
 ): ClusterSources {
   const timing = backoff ? { backoff } : {};
   log.info(
@@ -142,7 +142,7 @@ function startClusterSources(
     'service ranges: watching the ServiceCIDR objects of the cluster',
   );
   const ips = checkAllocatedIps
-    ? startIPAddressWatch({ kc: loaded.kc, logger: log, metrics, ...timing })
+    ? startAllocationLookup({ kc: loaded.kc, logger: log, registry: deps.registry, options: deps.lookup })
     : undefined;
   const ranges = startServiceCidrWatch({
     kc: loaded.kc,
@@ -150,11 +150,11 @@ function startClusterSources(
     logger: log,
     metrics,
     ...timing,
-    extraDetail: () => ({ allocatedIPs: ips ? ips.health() : 'off (--no-check-allocated-ips)' }),
+    extraDetail: () => ({ allocatedIPs: ips ? ips.describe() : 'off (--no-check-allocated-ips)' }),
   });
   return {
     ranges,
-    allocatedIPs: allocatedIPsOf(ips),
+    allocatedIPs: ips,
     close: async () => {
       await Promise.all([ranges.close(), ips?.close()]);
     },

@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client';
 import type { ServeConfig } from '../config/serve.js';
 import { flagSources } from './flag-source.js';
 import type { KubeconfigOptions } from './kubeconfig.js';
+import type { LookupOptions } from './ip-lookup.js';
 import type { ClusterSources } from './types.js';
 import type { BackoffOptions } from './watch.js';
 
@@ -22,6 +23,8 @@ export interface SelectDeps {
   readonly kubeconfigOptions?: Omit<KubeconfigOptions, 'kubeconfig'>;
   /** Watch restart timing (tests); defaults to 0.5 s → 30 s. */
   readonly backoff?: Partial<BackoffOptions>;
+  /** Allocated-IP lookup timing and cache size (tests, benchmarks); defaults in ip-lookup.ts. */
+  readonly lookup?: Partial<LookupOptions>;
 }
 
 /** Returns at once: while the first list is on its way, readiness says so. */

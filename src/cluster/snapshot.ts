@@ -1,18 +1,20 @@
 /**
- * One-shot read of the cluster's service ranges and allocated IPs, for
- * `check --from-cluster`: lists once, watches nothing.
+ * One-shot read of the cluster's service ranges, for `check --from-cluster`:
+ * lists the ServiceCIDRs once, watches nothing. Allocated IPs are looked up
+ * one address at a time as the checked Gateways ask for them.
  */
+import pino from 'pino';
 import type { ServiceRanges } from '../rules/index.js';
-import type { AllocatedIPs } from '../rules/index.js';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
-import { holdersFromIPAddresses, ipAddressLister } from './ip-addresses.js';
+import { startAllocationLookup } from './ip-addresses.js';
 import { loadKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
 import { rangesFromServiceCidrs, SERVICE_CIDR_FLAG_HINT, serviceCidrLister } from './service-cidrs.js';
+import type { AllocatedIPSource } from './types.js';
 
 export interface ClusterSnapshot {
   readonly ranges: ServiceRanges;
-  /** Undefined when the cluster serves no IPAddress API. */
-  readonly allocatedIPs?: AllocatedIPs;
+  /** Undefined when the cluster serves no IPAddress API. Close it when done. */
+  readonly allocatedIPs?: AllocatedIPSource;
   /** E.g. `ServiceCIDR objects (networking.k8s.io/v1) from https://…`. */
   readonly source: string;
 }
@@ -57,18 +59,22 @@ export async function readClusterSnapshot(options: SnapshotOptions = {}): Promis
       `the cluster at ${loaded.server} has no usable ServiceCIDR objects${skipped.length ? ` (${skipped.join('; ')})` : ''}: ${SERVICE_CIDR_FLAG_HINT}`,
     );
 
-  let allocatedIPs: AllocatedIPs | undefined;
-  try {
-    const list = await withTimeout(
-      ipAddressLister(loaded.kc)('v1'),
-      timeoutMs,
-      `list IPAddresses at ${loaded.server}`,
+  // One probe (a GET no address answers) says whether lookups will work, as the list did before.
+  const lookup = startAllocationLookup({
+    kc: loaded.kc,
+    logger: pino({ level: 'silent' }),
+    options: { timeoutMs, probeAtStart: false, probeIntervalMs: 2 ** 31 - 1 },
+  });
+  const state = await lookup.probe();
+  if (state === 'unavailable') {
+    await lookup.close();
+    throw new Error(
+      `reading IPAddresses (networking.k8s.io/v1) failed at ${loaded.server}: ${lookup.lastErrorReason() ?? 'unknown error'}`,
     );
-    const holders = holdersFromIPAddresses(list.items);
-    allocatedIPs = { holderOf: (ip) => holders.get(ip) };
-  } catch (err) {
-    if (httpStatusOf(err) !== 404) throw fail('listing IPAddresses (networking.k8s.io/v1)', err);
   }
+  let allocatedIPs: AllocatedIPSource | undefined;
+  if (state === 'absent') await lookup.close();
+  else allocatedIPs = lookup;
 
   return {
     ranges,

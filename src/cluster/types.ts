@@ -12,10 +12,23 @@ export interface RangeSource {
   close(): Promise<void>;
 }
 
+/** Where the holders of allocated ClusterIPs are learnt, a few addresses at a time. */
+export interface AllocatedIPSource {
+  /**
+   * The holders of these canonical IPs, asked of the cluster now (or a recent
+   * answer). Resolves within a bounded time and never rejects: an address
+   * whose holder could not be learnt carries an uncheckedReason.
+   */
+  lookup(canonicalIPs: readonly string[]): Promise<AllocatedIPs>;
+  /** Detail for /readyz?verbose: state, last error, cache. */
+  describe(): Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
 /** The inputs the server's rules read from the cluster (or from flags). */
 export interface ClusterSources {
   readonly ranges: RangeSource;
-  /** Undefined when the allocated-IP check is off or its API is absent. */
-  readonly allocatedIPs: (AllocatedIPs & { ready(): boolean }) | undefined;
+  /** Undefined when the allocated-IP check is off. */
+  readonly allocatedIPs: AllocatedIPSource | undefined;
   close(): Promise<void>;
 }

@@ -7,8 +7,9 @@
  * its answer.
  */
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
-import { answerReview } from '../admission/answer.js';
+import { answerReview, type Answer } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
+import { allocationPrefetch, type AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type { ClusterSources } from '../cluster/types.js';
 import { ruleContext, type RuleSettings } from '../config/rules.js';
 import type { RuleContext, ServiceRanges } from '../rules/index.js';
@@ -34,14 +35,18 @@ export function parseTimeoutParam(value: unknown): number | undefined {
   return m ? Number(m[1]) * 1000 : undefined;
 }
 
-/** One RuleContext per ranges/allocations snapshot, not per request; undefined while the ranges are unknown. */
-export function contextOfNow(settings: RuleSettings, sources: ClusterSources): () => RuleContext | undefined {
+/** One RuleContext per ranges snapshot, not per request; undefined while the ranges are unknown. */
+export function contextOfNow(
+  settings: RuleSettings,
+  sources: ClusterSources,
+  prefetch?: AllocationPrefetch,
+): () => RuleContext | undefined {
   let cached: { ranges: ServiceRanges; ctx: RuleContext } | undefined;
   return () => {
     const ranges = sources.ranges.current();
     if (!ranges) return undefined;
     if (cached?.ranges !== ranges)
-      cached = { ranges, ctx: ruleContext(settings, ranges, sources.allocatedIPs) };
+      cached = { ranges, ctx: ruleContext(settings, ranges, prefetch?.recorder) };
     return cached.ctx;
   };
 }
@@ -49,7 +54,9 @@ export function contextOfNow(settings: RuleSettings, sources: ClusterSources): (
 export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (app, options, done) => {
   const { sources, metrics, recorders, respond } = options;
   const decode = createReviewDecoder();
-  const contextNow = contextOfNow(options.settings, sources);
+  // Allocated IPs are looked up only for the reviews whose rules ask (see allocation-prefetch.ts).
+  const prefetch = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
+  const contextNow = contextOfNow(options.settings, sources, prefetch);
 
   app.addHook('onRequest', (_request, reply, next) => {
     metrics.inflight.inc();
@@ -70,18 +77,24 @@ export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (a
         respond(reply, 503, { error: `not ready: ${reason}` });
         return;
       }
-      const answer = answerReview(decode, (r) => webhook(r, ctx), request.body);
-      if (!answer.ok) {
-        record.undecodable(answer.uid, answer.error);
-        respond(reply, 400, { error: answer.error });
-        return;
-      }
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      record.answered(answer.request, answer.outcome, {
-        seconds,
-        budgetMs: parseTimeoutParam(request.query.timeout),
-      });
-      respond(reply, 200, JSON.stringify(answer.review));
+      const finish = (answer: Answer): void => {
+        if (!answer.ok) {
+          record.undecodable(answer.uid, answer.error);
+          respond(reply, 400, { error: answer.error });
+          return;
+        }
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        record.answered(answer.request, answer.outcome, {
+          seconds,
+          budgetMs: parseTimeoutParam(request.query.timeout),
+        });
+        respond(reply, 200, JSON.stringify(answer.review));
+      };
+      const decide = (c: RuleContext): Answer => answerReview(decode, (r) => webhook(r, c), request.body);
+      const decided = prefetch ? prefetch.decide(ctx, decide) : decide(ctx);
+      if (!(decided instanceof Promise)) finish(decided);
+      // The rare review that needs allocated-IP lookups: answered when they are back.
+      else void decided.then(finish).catch((err: unknown) => void reply.send(err));
     });
   }
   done();

@@ -12,6 +12,7 @@ import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';
 import { startServerAudit, type ServerAudit } from '../audit/server.js';
+import { allocationPrefetch } from '../cluster/allocation-prefetch.js';
 import { contextOfNow } from '../http/admission-routes.js';
 import { buildApp } from '../http/app.js';
 import { createCaps } from '../http/caps.js';
@@ -81,15 +82,16 @@ function healthComponents(
 
 /** The background audit, judging stored Gateways with the context admission uses. */
 function startAudit(config: ServeConfig, logger: Logger, registry: Registry, sources: ClusterSources) {
+  const allocations = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
   return startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
     kubeconfig: config.kubeconfig,
     logger,
     registry,
-    contextNow: contextOfNow(config, sources),
-    inputsKey: () =>
-      `${sources.ranges.current()?.key() ?? ''}|${String(sources.allocatedIPs?.ready() ?? '')}`,
+    contextNow: contextOfNow(config, sources, allocations),
+    ...(allocations ? { allocations } : {}),
+    inputsKey: () => `${sources.ranges.current()?.key() ?? ''}|${sources.allocatedIPs ? 'allocations' : ''}`,
   });
 }
 

@@ -187,7 +187,7 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     const role = one(docs, 'ClusterRole');
     expect(role.rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['list', 'watch'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'] },
     ]);
     const binding = one(docs, 'ClusterRoleBinding');
@@ -576,7 +576,7 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
       setJson: { 'webhook.serviceCIDRs': ['10.96.0.0/12'], 'webhook.audit.interval': '0' },
     });
     expect(one(docs, 'ClusterRole').rules).toEqual([
-      { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['list', 'watch'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['get'] },
     ]);
     expect(one(docs, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
   });
@@ -783,7 +783,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
       // The webhook's own role is untouched by the hook.
       expect(
         one(docs, 'ClusterRole', FULLNAME).rules.every((r: { verbs: string[] }) =>
-          r.verbs.every((v) => ['list', 'watch'].includes(v)),
+          r.verbs.every((v) => ['get', 'list', 'watch'].includes(v)),
         ),
       ).toBe(true);
     });

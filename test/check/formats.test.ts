@@ -90,13 +90,21 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
   };
   const ranges = ServiceRanges.parse(['10.96.0.0/12']);
   if (!ranges.ok) throw new Error(ranges.error);
+  const lookedUp: string[][] = [];
   const reader: ReadClusterSnapshot = async () => ({
     ranges: ranges.ranges,
     allocatedIPs: {
-      holderOf: (ip) =>
-        ip === '10.96.0.10'
-          ? { group: '', resource: 'services', namespace: 'kube-system', name: 'kube-dns' }
-          : undefined,
+      lookup: async (ips) => {
+        lookedUp.push([...ips]);
+        return {
+          holderOf: (ip) =>
+            ip === '10.96.0.10'
+              ? { group: '', resource: 'services', namespace: 'kube-system', name: 'kube-dns' }
+              : undefined,
+        };
+      },
+      describe: () => ({}),
+      close: async () => {},
     },
   });
 
@@ -121,8 +129,13 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
     });
     const text =
       'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g, namespace: a}\nspec:\n  addresses:\n  - {value: 10.96.0.10, routability: Cluster}\n';
-    const report = checkSource(new SourceText('g.yaml', text), resolved.ctx);
+    lookedUp.length = 0;
+    const report = await resolved.allocations!.prefetch.decide(resolved.ctx, (c) =>
+      checkSource(new SourceText('g.yaml', text), c),
+    );
     expect(report.gateways[0]!.findings.map((f) => f.code)).toEqual(['ClusterAddressAllocated']);
+    // Only the address the rules asked about was looked up.
+    expect(lookedUp).toEqual([['10.96.0.10']]);
   });
 
   it('--service-cidr replaces the cluster ranges but the allocations still count', async () => {

@@ -43,6 +43,9 @@ interface Resource {
   failLists: { count: number; status: number };
   goneNextWatch: 'status' | 'event' | undefined;
   holdNextWatch: Promise<void> | undefined;
+  /** GETs by name: the next `count` answer `status`; while `held`, they get no answer. */
+  failGets: { count: number; status: number };
+  holdGets: Promise<void> | undefined;
 }
 
 export interface RequestRecord {
@@ -155,6 +158,8 @@ export class FakeApiServer {
       failLists: { count: 0, status: 500 },
       goneNextWatch: undefined,
       holdNextWatch: undefined,
+      failGets: { count: 0, status: 500 },
+      holdGets: undefined,
     });
   }
 
@@ -191,6 +196,27 @@ export class FakeApiServer {
     let release!: () => void;
     this.resource(resource).holdNextWatch = new Promise<void>((r) => (release = r));
     return () => release();
+  }
+
+  /** The next `count` GETs of one object of the resource answer `status` (default 500). */
+  failGets(resource: string, count: number, code = 500): void {
+    this.resource(resource).failGets = { count, status: code };
+  }
+
+  /** GETs of one object of the resource get no answer until the returned function is called. */
+  holdGets(resource: string): () => void {
+    let release!: () => void;
+    const r = this.resource(resource);
+    r.holdGets = new Promise<void>((done) => (release = done));
+    return () => {
+      r.holdGets = undefined;
+      release();
+    };
+  }
+
+  /** GETs of single objects of the resource (by name) received so far. */
+  getCount(resource: string): number {
+    return this.requests.filter((r) => r.method === 'GET' && r.path.includes(`/${resource}/`)).length;
   }
 
   /** Forget history: watches from an older resourceVersion get 410. */
@@ -383,6 +409,12 @@ export class FakeApiServer {
         this.handleLease(req, res, decodeURIComponent(lease[1]!), lease[2] && decodeURIComponent(lease[2]));
         return;
       }
+      const one = /^\/apis\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+      const named = one ? this.resources.get(one[3]!) : undefined;
+      if (one && named && named.group === one[1] && named.served.has(one[2]!) && req.method === 'GET') {
+        this.handleGet(res, one[3]!, one[2]!, named, decodeURIComponent(one[4]!));
+        return;
+      }
       const m = /^\/apis\/([^/]+)\/([^/]+)\/(?:namespaces\/([^/]+)\/)?([^/]+)$/.exec(url.pathname);
       const r = m ? this.resources.get(m[4]!) : undefined;
       const namespace = m?.[3] === undefined ? undefined : decodeURIComponent(m[3]);
@@ -418,6 +450,26 @@ export class FakeApiServer {
     } finally {
       this.notify();
     }
+  }
+
+  private handleGet(res: ServerResponse, resource: string, version: string, r: Resource, name: string): void {
+    const answer = (): void => {
+      if (res.destroyed) return;
+      if (r.failGets.count > 0) {
+        r.failGets.count--;
+        this.send(res, r.failGets.status, status(r.failGets.status, 'InternalError', 'injected get failure'));
+        return;
+      }
+      const object = r.objects.get(name);
+      if (object) this.send(res, 200, this.withVersion(resource, version, object));
+      else
+        this.send(res, 404, {
+          ...status(404, 'NotFound', `${resource}.${r.group} "${name}" not found`),
+          details: { name, group: r.group, kind: resource },
+        });
+    };
+    if (r.holdGets) void r.holdGets.then(answer);
+    else answer();
   }
 
   private handleList(

@@ -4,7 +4,8 @@ import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ruleContext } from '../../src/config/rules.js';
 import { parseServeConfig, type ServeConfig } from '../../src/config/serve.js';
-import { selectClusterSources } from '../../src/cluster/select.js';
+import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
+import { selectClusterSources, type SelectDeps } from '../../src/cluster/select.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { validateGateway, type ValidationResult } from '../../src/rules/index.js';
 
@@ -52,7 +53,7 @@ export interface Harness {
 
 export async function startSources(
   args: readonly string[],
-  extra: { env?: Record<string, string | undefined>; home?: string } = {},
+  extra: { env?: Record<string, string | undefined>; home?: string; lookup?: SelectDeps['lookup'] } = {},
 ): Promise<Harness> {
   const { logger, lines } = capturingLogger();
   const registry = new Registry();
@@ -67,6 +68,7 @@ export async function startSources(
       serviceAccountTokenFile: '/nonexistent/token',
     },
     backoff: FAST_BACKOFF,
+    ...(extra.lookup ? { lookup: extra.lookup } : {}),
   });
   return { sources, registry, lines, config };
 }
@@ -80,15 +82,7 @@ export async function eventually(predicate: () => boolean, what: string, ms = 50
   }
 }
 
-/** A CREATE of a Gateway requesting one address, decided by the real engine with the live sources. */
-export function decide(
-  h: Harness,
-  value: string,
-  routability = 'Cluster',
-  gateway: { namespace: string; name: string } = { namespace: 'default', name: 'gw' },
-): ValidationResult {
-  const ranges = h.sources.ranges.current();
-  if (!ranges) throw new Error(`no ranges: ${h.sources.ranges.readiness().reason}`);
+function gatewayCreate(value: string, routability: string, gateway: { namespace: string; name: string }) {
   const object = {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'Gateway',
@@ -99,8 +93,35 @@ export function decide(
       addresses: [{ type: 'IPAddress', value, routability }],
     },
   };
-  return validateGateway(
-    { operation: 'CREATE', namespace: gateway.namespace, name: gateway.name, object },
-    ruleContext(h.config, ranges, h.sources.allocatedIPs),
-  );
+  return { operation: 'CREATE', namespace: gateway.namespace, name: gateway.name, object };
+}
+
+function rangesOf(h: Harness) {
+  const ranges = h.sources.ranges.current();
+  if (!ranges) throw new Error(`no ranges: ${h.sources.ranges.readiness().reason}`);
+  return ranges;
+}
+
+/** A CREATE of a Gateway requesting one address, decided by the real engine with the live ranges (no allocations). */
+export function decide(
+  h: Harness,
+  value: string,
+  routability = 'Cluster',
+  gateway: { namespace: string; name: string } = { namespace: 'default', name: 'gw' },
+): ValidationResult {
+  return validateGateway(gatewayCreate(value, routability, gateway), ruleContext(h.config, rangesOf(h)));
+}
+
+/** As decide, with the allocated-IP lookups the server makes (when the check is on). */
+export async function decideWithAllocations(
+  h: Harness,
+  value: string,
+  routability = 'Cluster',
+  gateway: { namespace: string; name: string } = { namespace: 'default', name: 'gw' },
+): Promise<ValidationResult> {
+  const request = gatewayCreate(value, routability, gateway);
+  const ctx = ruleContext(h.config, rangesOf(h));
+  const source = h.sources.allocatedIPs;
+  if (!source) return validateGateway(request, ctx);
+  return allocationPrefetch(source).decide(ctx, (c) => validateGateway(request, c));
 }

@@ -127,6 +127,16 @@ describe.skipIf(!built)('serve with no --service-cidr, against the fake Kubernet
         'spec.addresses[0].value: Invalid value: "10.96.0.10": already allocated to services/kube-system/kube-dns',
     });
 
+    // The allocation came from one GET of that address: nothing listed, nothing watched.
+    expect(fake.listCount('ipaddresses')).toBe(0);
+    expect(fake.requests.some((r) => r.path === '/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10')).toBe(
+      true,
+    );
+    const verbose = JSON.parse((await httpGet(s.healthPort, '/readyz?verbose')).body) as {
+      detail: { allocatedIPs: { state: string } };
+    };
+    expect(verbose.detail.allocatedIPs.state).toBe('ok');
+
     // A new ServiceCIDR appears in the cluster: the very next answers change, no restart.
     fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
     const emitted = fake.lastEventWrittenAt;

@@ -22,22 +22,34 @@ afterEach(async () => {
 });
 
 describe('readClusterSnapshot (check --from-cluster)', () => {
-  it('lists ServiceCIDRs and IPAddresses once, without watching', async () => {
+  it('lists ServiceCIDRs once, probes IPAddresses with one GET, and looks addresses up one at a time', async () => {
     const snap = await readClusterSnapshot({ kubeconfig: fake.kubeconfigPath });
     expect(snap.ranges.key()).toBe('10.96.0.0/16,10.200.0.0/16(terminating)'); // sorted by object name;
-    expect(snap.allocatedIPs?.holderOf('10.96.0.10')).toEqual({
+    const answers = await snap.allocatedIPs!.lookup(['10.96.0.10', '10.96.0.11']);
+    expect(answers.holderOf('10.96.0.10')).toEqual({
       group: '',
       resource: 'services',
       namespace: 'kube-system',
       name: 'kube-dns',
     });
-    expect(snap.allocatedIPs?.holderOf('10.96.0.11')).toBeUndefined();
+    expect(answers.holderOf('10.96.0.11')).toBeUndefined();
+    expect(answers.uncheckedReason?.('10.96.0.11')).toBeUndefined();
+    await snap.allocatedIPs!.close();
     expect(snap.source).toBe(`ServiceCIDR objects (networking.k8s.io/v1) from ${fake.url}`);
     expect(fake.requests.every((r) => r.query['watch'] === undefined)).toBe(true);
-    expect(fake.requests.map((r) => r.path)).toEqual([
+    expect(fake.requests.map((r) => r.path).sort()).toEqual([
+      '/apis/networking.k8s.io/v1/ipaddresses/0.0.0.0',
+      '/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10',
+      '/apis/networking.k8s.io/v1/ipaddresses/10.96.0.11',
       '/apis/networking.k8s.io/v1/servicecidrs',
-      '/apis/networking.k8s.io/v1/ipaddresses',
     ]);
+  });
+
+  it('a probe refused by the API server fails the snapshot, naming the reason', async () => {
+    fake.failGets('ipaddresses', 1, 403);
+    await expect(readClusterSnapshot({ kubeconfig: fake.kubeconfigPath })).rejects.toThrow(
+      /reading IPAddresses \(networking.k8s.io\/v1\) failed at http:\/\/127.0.0.1:\d+: HTTP 403/,
+    );
   });
 
   it('falls back to v1beta1, and leaves allocatedIPs out when the IPAddress API is absent', async () => {
