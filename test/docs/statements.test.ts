@@ -281,19 +281,23 @@ describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
     return server;
   }
 
-  it('IPAddress list forbidden: ready, allocated IPs "syncing"; ServiceCIDR list forbidden: not ready', async () => {
+  it('IPAddress get forbidden: ready, allocated IPs "unavailable" with the reason; ServiceCIDR list forbidden: not ready', async () => {
     fake = await FakeApiServer.start();
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
-    fake.failLists('ipaddresses', 1_000_000, 403);
+    fake.failGets('ipaddresses', 1_000_000, 403);
     const s = await serveAgainst(fake);
     await eventually(
       async () => (await httpGet(s.healthPort, '/readyz')).status === 200,
       'ready without IPAddress access',
     );
-    const verbose = JSON.parse((await httpGet(s.healthPort, '/readyz?verbose')).body) as {
-      detail: Record<string, unknown>;
-    };
-    expect(JSON.stringify(verbose.detail)).toContain('"allocatedIPs":"syncing"');
+    let detail = '';
+    await eventually(async () => {
+      detail = JSON.stringify(
+        (JSON.parse((await httpGet(s.healthPort, '/readyz?verbose')).body) as { detail: unknown }).detail,
+      );
+      return detail.includes('"state":"unavailable"');
+    }, 'the start-up probe refused');
+    expect(detail).toContain('HTTP 403 (forbidden: needs get on ipaddresses)');
     await fake.close();
 
     fake = await FakeApiServer.start();
@@ -306,8 +310,8 @@ describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
       .split('\n')
       .find((l) => l.startsWith('| RBAC |'))!;
     expect(row).toContain('without `servicecidrs` access the server stays unready');
-    expect(row).toContain('without `ipaddresses` access it is ready');
-    expect(row).toContain('`allocatedIPs: syncing`');
+    expect(row).toContain('without `get` on `ipaddresses` it is ready');
+    expect(row).toContain('`allocatedIPs.state: unavailable`');
   }, 60_000);
 });
 
