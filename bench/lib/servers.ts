@@ -161,6 +161,8 @@ export interface WebhookOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Another build's dist/cli/main.js (to compare builds); default this repository's. */
   readonly cli?: string;
+  /** How long the child may take to listen (default 15 s). */
+  readonly timeoutMs?: number;
 }
 
 /** A port that was free a moment ago (for runs whose log level hides the `listening` line). */
@@ -205,6 +207,7 @@ export async function spawnWebhook(opts: WebhookOptions): Promise<Child> {
     logFile: opts.logFile,
     nodeArgs: opts.nodeArgs,
     env: opts.env,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     listening: (line) =>
       line['msg'] === 'listening' && typeof line['port'] === 'number'
         ? { port: line['port'], healthPort: line['healthPort'] as number }

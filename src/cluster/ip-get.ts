@@ -121,7 +121,9 @@ export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGe
           protocol: base.protocol,
           hostname: base.hostname.replace(/^\[|\]$/g, ''),
           port: base.port || (secure ? 443 : 80),
-          path: prefix + encodeURIComponent(name),
+          // resourceVersion=0: served from the API server's watch cache, not a quorum read of etcd;
+          // at most as stale as that cache, which the answer cache's TTL exceeds anyway.
+          path: `${prefix}${encodeURIComponent(name)}?resourceVersion=0`,
           method: 'GET',
           headers,
           agent,

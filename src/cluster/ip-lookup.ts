@@ -33,7 +33,7 @@ export interface LookupOptions {
   readonly concurrency: number;
   /** Lookups waiting at most; beyond, a lookup fails at once rather than pile up. */
   readonly queueMax: number;
-  /** While the API server fails (or serves no IPAddress API), how often to probe it again. */
+  /** While the API server fails (or serves no IPAddress API), how often to probe it again, at most (1 s, 2 s, … up to this). */
   readonly probeIntervalMs: number;
   /** Probe at start, so /readyz?verbose says whether lookups work before the first one is needed. */
   readonly probeAtStart: boolean;
@@ -99,6 +99,7 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
   let lastError: { reason: string; detail: string; since: string } | undefined;
   let lastSuccess: string | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
+  let failedProbes = 0;
   const controllers = new Set<AbortController>();
 
   const setState = (next: LookupState, error?: { reason: string; detail: string }): void => {
@@ -129,10 +130,12 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
 
   const scheduleProbe = (): void => {
     if (closed || probeTimer || (state !== 'unavailable' && state !== 'absent')) return;
+    // Soon after a first failure (a start-up on a busy node can miss the deadline), then less often.
+    const delay = Math.min(opts.probeIntervalMs, 1_000 * 2 ** Math.max(0, failedProbes - 1));
     probeTimer = setTimeout(() => {
       probeTimer = undefined;
       void probe();
-    }, opts.probeIntervalMs);
+    }, delay);
     probeTimer.unref();
   };
 
@@ -211,7 +214,9 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
 
   const probe = async (): Promise<void> => {
     if (closed) return;
-    await fetchOne(PROBE_NAME, 'probe');
+    const outcome = await fetchOne(PROBE_NAME, 'probe');
+    failedProbes = outcome.kind === 'error' || outcome.kind === 'absent' ? failedProbes + 1 : 0;
+    scheduleProbe();
   };
 
   const cached = (ip: string): Known | undefined => {
