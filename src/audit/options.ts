@@ -4,7 +4,8 @@
  */
 import { envName, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
-import { AUDIT_OUTPUTS, type AuditOutput } from './format.js';
+import { CHECK_FLAGS } from '../check/options.js';
+import type { AuditOutput } from './format.js';
 
 export const AUDIT_FLAGS = {
   namespace: {
@@ -24,19 +25,10 @@ export const AUDIT_FLAGS = {
     description: 'Gateways per list request (limit/continue); at most one page of objects is held at a time.',
   },
   output: {
-    kind: 'string',
-    short: 'o',
-    default: 'text',
-    choices: AUDIT_OUTPUTS,
+    ...CHECK_FLAGS.output,
     description: 'Report format: text, json (versioned), github (workflow annotations), junit (XML).',
   },
-  help: {
-    kind: 'boolean',
-    short: 'h',
-    default: false,
-    noEnv: true,
-    description: 'Print this help and exit.',
-  },
+  help: CHECK_FLAGS.help,
 } as const satisfies FlagDefinitions;
 
 export interface AuditOptions {

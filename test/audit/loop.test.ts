@@ -4,19 +4,14 @@ import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
-import { ServiceRanges, type RuleContext } from '../../src/rules/index.js';
+import type { RuleContext } from '../../src/rules/index.js';
+import { context as baseContext, ranges } from '../support/gateways.js';
 import { capturingLogger } from '../cluster/helpers.js';
 import { gateway } from '../cluster/fake-apiserver.js';
 
+/** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {
-  const parsed = ServiceRanges.parse(cidrs);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return {
-    ranges: parsed.ranges,
-    clusterDomain: 'cluster.local',
-    specPolicy: 'enforce',
-    statusPolicy: 'warn',
-  } as RuleContext;
+  return baseContext({ ranges: ranges(...cidrs), statusPolicy: 'warn' });
 }
 
 async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {

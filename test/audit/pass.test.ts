@@ -3,19 +3,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/cluster/gateway-pages.js';
 import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
-import { ServiceRanges, type RuleContext } from '../../src/rules/index.js';
+import type { RuleContext } from '../../src/rules/index.js';
+import { context as baseContext, ranges } from '../support/gateways.js';
 import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
 
+/** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {
-  const parsed = ServiceRanges.parse(cidrs);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return {
-    ranges: parsed.ranges,
-    clusterDomain: 'cluster.local',
-    specPolicy: 'enforce',
-    statusPolicy: 'warn',
-    revision: 'provisional',
-  } as RuleContext;
+  return baseContext({ ranges: ranges(...cidrs), statusPolicy: 'warn' });
 }
 
 /** A fetcher over fixed pages; `expireAt` makes the continue token of that page answer 410 once. */
