@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleContext } from '../rules/index.js';
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import { findKubeconfig, NO_KUBECONFIG_REASON } from '../cluster/kubeconfig-source.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
@@ -51,6 +52,17 @@ function off(reason: string): ServerAudit {
 export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
   const log = deps.logger.child({ component: 'audit' });
   if (deps.intervalMs === 0) return off('--audit-interval=0');
+  // Without credentials there is no cluster to audit: say so without loading the Kubernetes client.
+  const where = {
+    kubeconfig: deps.kubeconfig,
+    ...(deps.env ? { env: deps.env } : {}),
+    ...(deps.home ? { home: deps.home } : {}),
+  };
+  if (!findKubeconfig(where)) {
+    const reason = `no cluster to audit: ${NO_KUBECONFIG_REASON}`;
+    log.info(reason);
+    return off(reason);
+  }
   const cluster = await import('../cluster/index.js');
   let loaded;
   try {

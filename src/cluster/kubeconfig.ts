@@ -6,60 +6,22 @@
  * cluster here" apart from "a cluster that does not answer".
  */
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import {
+  describeKubeconfigSource,
+  findKubeconfig,
+  NO_KUBECONFIG_REASON,
+  type KubeconfigOptions,
+  type KubeconfigSource,
+} from './kubeconfig-source.js';
 
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
-export interface KubeconfigOptions {
-  /** The --kubeconfig flag. */
-  readonly kubeconfig?: string | undefined;
-  /** Environment to read KUBECONFIG and KUBERNETES_SERVICE_HOST from (default: process.env). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Home directory for ~/.kube/config (default: os.homedir()). */
-  readonly home?: string;
-  /** Token file that marks an in-cluster pod (tests point it elsewhere). */
-  readonly serviceAccountTokenFile?: string;
-}
-
-export type KubeconfigSource =
-  | { readonly kind: 'flag'; readonly path: string }
-  | { readonly kind: 'in-cluster' }
-  | { readonly kind: 'env'; readonly paths: readonly string[] }
-  | { readonly kind: 'home'; readonly path: string };
-
-/** Which credentials would be used, without loading them; undefined when there are none. */
-export function findKubeconfig(options: KubeconfigOptions = {}): KubeconfigSource | undefined {
-  const env = options.env ?? process.env;
-  if (options.kubeconfig !== undefined && options.kubeconfig !== '')
-    return { kind: 'flag', path: options.kubeconfig };
-  if (env['KUBERNETES_SERVICE_HOST'] && env['KUBERNETES_SERVICE_PORT']) {
-    if (existsSync(options.serviceAccountTokenFile ?? SERVICE_ACCOUNT_TOKEN)) return { kind: 'in-cluster' };
-  }
-  const fromEnv = (env['KUBECONFIG'] ?? '')
-    .split(delimiter)
-    .map((p) => p.trim())
-    .filter((p) => p !== '');
-  if (fromEnv.length > 0) return { kind: 'env', paths: fromEnv };
-  const home = options.home ?? homedir();
-  const path = join(home, '.kube', 'config');
-  if (existsSync(path)) return { kind: 'home', path };
-  return undefined;
-}
-
-function describeKubeconfigSource(source: KubeconfigSource): string {
-  switch (source.kind) {
-    case 'flag':
-      return `kubeconfig ${source.path} (--kubeconfig)`;
-    case 'in-cluster':
-      return 'in-cluster service account';
-    case 'env':
-      return `kubeconfig ${source.paths.join(delimiter)} (KUBECONFIG)`;
-    case 'home':
-      return `kubeconfig ${source.path}`;
-  }
-}
+export {
+  describeKubeconfigSource,
+  findKubeconfig,
+  NO_KUBECONFIG_REASON,
+  type KubeconfigOptions,
+  type KubeconfigSource,
+} from './kubeconfig-source.js';
 
 export interface LoadedKubeconfig {
   readonly kc: KubeConfig;
@@ -68,9 +30,6 @@ export interface LoadedKubeconfig {
   readonly description: string;
   readonly server: string;
 }
-
-export const NO_KUBECONFIG_REASON =
-  'no Kubernetes credentials found (not running in a cluster, no --kubeconfig, KUBECONFIG unset, ~/.kube/config missing)';
 
 /** Loads the credentials findKubeconfig chose; throws a one-line error when they are unusable. */
 export function loadKubeconfig(options: KubeconfigOptions = {}): LoadedKubeconfig {
