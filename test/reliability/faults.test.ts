@@ -16,6 +16,20 @@ import {
 import { httpStatus, makeCerts, spawnWebhook, tempDir, type Child } from '../../bench/lib/servers.js';
 import { updateLargeReview } from '../../bench/payloads.js';
 import { goodReviewProblem } from './helpers.js';
+
+/** Waits until the server's in-flight gauge reaches `n` (requests received, not yet answered). */
+async function inflightAtLeast(healthPort: number, n: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const text = await fetch(`http://127.0.0.1:${healthPort}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
+    const m = /^routability_webhook_inflight_requests (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= n) return;
+    if (performance.now() > deadline) throw new Error(`the server never held ${n} requests in flight`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 import { percentile, runLoad, slowHeaderClient } from './load.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -143,7 +157,10 @@ describe('SIGTERM under load', () => {
       maxRequests: 100_000,
       tolerate: connectionError,
     });
-    await sleep(800);
+    // SIGTERM only once the server holds the four slow requests (on a loaded machine their TLS
+    // handshakes can take longer than any fixed wait): they are what "accepted, in flight" means here.
+    await inflightAtLeast(server.healthPort!, 4, 15_000);
+    await sleep(300);
     const sentAt = performance.now();
     server.process.kill('SIGTERM');
     await sleep(300);
