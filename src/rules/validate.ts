@@ -37,39 +37,55 @@ interface Collected {
   ratcheted: boolean;
 }
 
-function unchangedKeys(old: readonly AddressEntry[], ctx: RuleContext, status: boolean): Set<string> {
-  const keys = new Set<string>();
-  for (const entry of old) keys.add(entryKey(entry, ctx, status));
-  return keys;
+/**
+ * Whether an entry was already in the old list (ratcheting). The keys of the
+ * old list are built on the first question: an entry without findings never
+ * asks, and keys canonicalise IPs, which costs a parse per entry.
+ */
+function unchangedEntries(
+  old: readonly AddressEntry[],
+  ctx: RuleContext,
+  status: boolean,
+): (entry: AddressEntry) => boolean {
+  if (old.length === 0) return () => false;
+  let keys: Set<string> | undefined;
+  return (entry) => {
+    if (!keys) {
+      keys = new Set<string>();
+      for (const o of old) keys.add(entryKey(o, ctx, status));
+    }
+    return keys.has(entryKey(entry, ctx, status));
+  };
 }
 
 function collectList(
   scope: Scope,
   list: AddressList,
-  old: ReadonlySet<string>,
-  ctx: RuleContext,
+  unchanged: (entry: AddressEntry) => boolean,
   check: (entry: AddressEntry) => Finding[],
   out: Collected[],
 ): void {
   for (const f of list.findings) out.push({ scope, finding: f, ratcheted: false });
   for (const entry of list.entries) {
-    const ratcheted = old.size > 0 && old.has(entryKey(entry, ctx, scope === 'status'));
-    for (const f of check(entry)) out.push({ scope, finding: f, ratcheted });
+    const findings = check(entry);
+    if (findings.length === 0) continue;
+    const ratcheted = unchanged(entry);
+    for (const f of findings) out.push({ scope, finding: f, ratcheted });
   }
 }
 
 function collectSpec(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
-  const old =
-    review.operation === 'UPDATE' ? unchangedKeys(review.old.spec.entries, ctx, false) : new Set<string>();
+  const unchanged =
+    review.operation === 'UPDATE' ? unchangedEntries(review.old.spec.entries, ctx, false) : () => false;
   const identity = review.identity;
-  collectList('spec', review.gateway.spec, old, ctx, (entry) => checkSpecAddress(entry, ctx, identity), out);
+  collectList('spec', review.gateway.spec, unchanged, (entry) => checkSpecAddress(entry, ctx, identity), out);
 }
 
 function collectStatus(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
   const gateway = review.gateway;
   const requests = indexSpecRequests(gateway.spec.entries, ctx);
-  const old = unchangedKeys(review.old.status.entries, ctx, true);
-  collectList('status', gateway.status, old, ctx, (entry) => checkStatusAddress(entry, ctx, requests), out);
+  const unchanged = unchangedEntries(review.old.status.entries, ctx, true);
+  collectList('status', gateway.status, unchanged, (entry) => checkStatusAddress(entry, ctx, requests), out);
   const conditionsUnchanged = review.old.hasStatus && conditionKey(gateway) === conditionKey(review.old);
   for (const f of checkAddressesAssigned(gateway, ctx, requests))
     out.push({ scope: 'status', finding: f, ratcheted: conditionsUnchanged });
