@@ -111,6 +111,7 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         '--tls-cert-file=/tls/tls.crt',
         '--tls-private-key-file=/tls/tls.key',
         '--cluster-domain=cluster.local',
+        '--gep-revision=auto',
         '--spec-policy=enforce',
         '--status-policy=warn',
         '--check-allocated-ips',
@@ -183,12 +184,18 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     expect(svc.spec.selector).toEqual(one(docs, 'Deployment').spec.selector.matchLabels);
   });
 
-  it('ClusterRole grants only list/watch on servicecidrs, ipaddresses and (for the audit) gateways', () => {
+  it('ClusterRole grants only list/watch on servicecidrs, ipaddresses and (for the audit) gateways, and reads on the Gateway CRD by name', () => {
     const role = one(docs, 'ClusterRole');
     expect(role.rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['gateways.gateway.networking.k8s.io'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     const binding = one(docs, 'ClusterRoleBinding');
     expect(binding.roleRef).toEqual({
@@ -577,6 +584,12 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
     });
     expect(one(docs, 'ClusterRole').rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['get'] },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['gateways.gateway.networking.k8s.io'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     expect(one(docs, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
   });
@@ -587,6 +600,12 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
     });
     expect(one(docs, 'ClusterRole').rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['gateways.gateway.networking.k8s.io'],
+        verbs: ['get', 'list', 'watch'],
+      },
     ]);
     expect(container(docs).args).toContain('--no-check-allocated-ips');
   });
@@ -750,7 +769,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
       expect(job.metadata.annotations?.['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
       const pod = job.spec.template.spec;
       expect(pod.restartPolicy).toBe('Never');
-      expect(pod.containers[0].args).toEqual(['crd-patch', '--patch-cluster']);
+      expect(pod.containers[0].args).toEqual(['crd-patch', '--patch-cluster', '--gep-revision=provisional']);
       expect(pod.containers[0].image).toBe(container(docs).image);
       expect(pod.containers[0].securityContext).toEqual(container(docs).securityContext);
       expect(pod.automountServiceAccountToken).toBe(true);
@@ -780,7 +799,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
         expect(hook(prerequisite)).toBe(hook(job));
         expect(weight(prerequisite)).toBeLessThan(weight(job));
       }
-      // The webhook's own role is untouched by the hook.
+      // The webhook's own role is untouched by the hook: it only reads.
       expect(
         one(docs, 'ClusterRole', FULLNAME).rules.every((r: { verbs: string[] }) =>
           r.verbs.every((v) => ['get', 'list', 'watch'].includes(v)),

@@ -71,12 +71,19 @@ Does the server talk to the apiserver? It watches ServiceCIDRs when no --service
 lists IPAddresses when the allocated-IP check is on. Otherwise it needs no token and no RBAC.
 */}}
 {{- define "grw.usesCluster" -}}
-{{- if or (empty .Values.webhook.serviceCIDRs) .Values.webhook.checkAllocatedIPs (include "grw.audits" .) }}true{{- end }}
+{{- if or (empty .Values.webhook.serviceCIDRs) .Values.webhook.checkAllocatedIPs (include "grw.audits" .) (eq .Values.webhook.gepRevision "auto") }}true{{- end }}
 {{- end }}
 
 {{/* "true" when the background audit is on (webhook.audit.interval other than "0"). */}}
 {{- define "grw.audits" -}}
 {{- if ne (toString .Values.webhook.audit.interval) "0" }}true{{- end }}
+{{- end }}
+
+{{/* The GEP-5093 revision whose schema the crd-patch hook Job adds. */}}
+{{- define "grw.crdPatchRevision" -}}
+{{- if .Values.crdPatch.gepRevision }}{{ .Values.crdPatch.gepRevision }}
+{{- else if ne .Values.webhook.gepRevision "auto" }}{{ .Values.webhook.gepRevision }}
+{{- else }}provisional{{- end }}
 {{- end }}
 
 {{/* The DNS names the apiserver may check on the serving certificate. */}}
