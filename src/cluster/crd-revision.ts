@@ -13,43 +13,15 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubern
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
-import type { GepRevision } from '../rules/index.js';
 import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from './crd-revision-decision.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
+import type { RevisionSource } from './crd-revision-source.js';
 import { clusterMetrics } from './metrics.js';
 import { describeKubeError, httpStatusOf } from './errors.js';
 import { getJson } from './raw-get.js';
 import { startResourceWatch, type BackoffOptions } from './watch.js';
 
-/** Where the revision the rules use comes from, and whether it is known. */
-export interface RevisionSource {
-  /** The revision in force; undefined while unknown (the server is then not ready). */
-  current(): GepRevision | undefined;
-  /** Ready, or the one-line reason why not (for /readyz). */
-  readiness(): { readonly ready: boolean; readonly reason?: string };
-  /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
-  describe(): Readonly<Record<string, unknown>>;
-  close(): Promise<void>;
-}
-
-/** A revision that never changes: the flag's, or auto's provisional when there is no cluster. */
-export function fixedRevisionSource(
-  revision: GepRevision,
-  why: string,
-  deps: { readonly logger: Logger; readonly registry: Registry },
-): RevisionSource {
-  revisionMetrics(deps.registry).setRevision(revision);
-  deps.logger.info(
-    { gepRevision: revision, source: why },
-    `GEP-5093 revision in force: ${revision} (${why})`,
-  );
-  return {
-    current: () => revision,
-    readiness: () => ({ ready: true }),
-    describe: () => ({ revision, source: why }),
-    close: async () => {},
-  };
-}
+export { fixedRevisionSource, type RevisionSource } from './crd-revision-source.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const FIELD_SELECTOR = `metadata.name=${GATEWAY_CRD_NAME}`;

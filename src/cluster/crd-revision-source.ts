@@ -1,0 +1,107 @@
+/**
+ * Where the GEP-5093 revision the rules use comes from (the flag, or the
+ * cluster's Gateway CRD), and the choice between them. Free of the Kubernetes
+ * client: `serve --service-cidr` without credentials never loads it.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { GepRevision, GepRevisionSetting } from '../rules/revision.js';
+import { GEP_REVISION_FLAG_HINT } from './crd-revision-decision.js';
+import { revisionMetrics } from './crd-revision-metrics.js';
+import { findKubeconfig, type KubeconfigOptions } from './kubeconfig-source.js';
+import type { BackoffOptions } from './watch.js';
+
+/** The revision the rules use, and whether it is known. */
+export interface RevisionSource {
+  /** The revision in force; undefined while unknown (the server is then not ready). */
+  current(): GepRevision | undefined;
+  /** Ready, or the one-line reason why not (for /readyz). */
+  readiness(): { readonly ready: boolean; readonly reason?: string };
+  /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
+  describe(): Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** A revision that never changes: the flag's, or auto's provisional when there is no cluster. */
+export function fixedRevisionSource(
+  revision: GepRevision,
+  why: string,
+  deps: { readonly logger: Logger; readonly registry: Registry },
+): RevisionSource {
+  revisionMetrics(deps.registry).setRevision(revision);
+  deps.logger.info(
+    { gepRevision: revision, source: why },
+    `GEP-5093 revision in force: ${revision} (${why})`,
+  );
+  return {
+    current: () => revision,
+    readiness: () => ({ ready: true }),
+    describe: () => ({ revision, source: why }),
+    close: async () => {},
+  };
+}
+
+function unreadable(reason: string, logger: Logger, registry: Registry): RevisionSource {
+  revisionMetrics(registry).setRevision(undefined);
+  logger.error({ gepRevision: 'auto' }, reason);
+  return {
+    current: () => undefined,
+    readiness: () => ({ ready: false, reason }),
+    describe: () => ({ revision: null, source: 'auto: the Gateway CRD of the cluster', reason }),
+    close: async () => {},
+  };
+}
+
+export interface RevisionSelectDeps {
+  readonly setting: GepRevisionSetting;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** --kubeconfig, and where else to look (tests). */
+  readonly kubeconfigOptions: KubeconfigOptions;
+  readonly backoff?: Partial<BackoffOptions>;
+}
+
+/**
+ * --gep-revision provisional|experimental: fixed. auto: the cluster's Gateway
+ * CRD, watched live, when there are credentials; provisional without any
+ * (DESIGN: no cluster, the seed). Credentials that cannot be loaded are a
+ * cluster that cannot be read: not ready, naming the flag.
+ */
+export async function selectRevisionSource(deps: RevisionSelectDeps): Promise<RevisionSource> {
+  const log = deps.logger.child({ component: 'gep-revision' });
+  if (deps.setting !== 'auto')
+    return fixedRevisionSource(deps.setting, `--gep-revision ${deps.setting}`, {
+      logger: log,
+      registry: deps.registry,
+    });
+  if (!findKubeconfig(deps.kubeconfigOptions))
+    return fixedRevisionSource(
+      'provisional',
+      '--gep-revision auto without a cluster (no Kubernetes credentials)',
+      {
+        logger: log,
+        registry: deps.registry,
+      },
+    );
+  const [{ loadKubeconfig, oneLine }, { startGatewayCrdRevisionWatch }] = await Promise.all([
+    import('./kubeconfig.js'),
+    import('./crd-revision.js'),
+  ]);
+  let loaded;
+  try {
+    loaded = loadKubeconfig(deps.kubeconfigOptions);
+  } catch (err) {
+    return unreadable(
+      `cannot read the Gateway CRD: ${oneLine(err)}; ${GEP_REVISION_FLAG_HINT}`,
+      log,
+      deps.registry,
+    );
+  }
+  return startGatewayCrdRevisionWatch({
+    kc: loaded.kc,
+    description: loaded.description,
+    logger: log,
+    registry: deps.registry,
+    ...(deps.backoff ? { backoff: deps.backoff } : {}),
+  });
+}
