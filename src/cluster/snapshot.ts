@@ -5,6 +5,8 @@
  */
 import pino from 'pino';
 import type { ServiceRanges } from '../rules/index.js';
+import type { RevisionDecision } from './crd-revision-decision.js';
+import { readGatewayCrdRevision } from './crd-revision.js';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
 import { startAllocationLookup } from './ip-addresses.js';
 import { loadKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
@@ -17,11 +19,15 @@ export interface ClusterSnapshot {
   readonly allocatedIPs?: AllocatedIPSource;
   /** E.g. `ServiceCIDR objects (networking.k8s.io/v1) from https://…`. */
   readonly source: string;
+  /** With `readGepRevision`: what the cluster's Gateway CRD says about the GEP-5093 revision. */
+  readonly gepRevision?: RevisionDecision;
 }
 
 export interface SnapshotOptions extends KubeconfigOptions {
   /** Per request (default 15 s). */
   readonly timeoutMs?: number;
+  /** Also read the Gateway CRD (for --gep-revision auto); an unreadable one fails the snapshot. */
+  readonly readGepRevision?: boolean;
 }
 
 export async function readClusterSnapshot(options: SnapshotOptions = {}): Promise<ClusterSnapshot> {
@@ -76,9 +82,14 @@ export async function readClusterSnapshot(options: SnapshotOptions = {}): Promis
   if (state === 'absent') await lookup.close();
   else allocatedIPs = lookup;
 
+  const gepRevision = options.readGepRevision
+    ? await readGatewayCrdRevision(loaded.kc, loaded.server, timeoutMs)
+    : undefined;
+
   return {
     ranges,
     ...(allocatedIPs ? { allocatedIPs } : {}),
+    ...(gepRevision ? { gepRevision } : {}),
     source: `ServiceCIDR objects (${apiVersion}) from ${loaded.server}`,
   };
 }
