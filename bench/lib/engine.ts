@@ -91,6 +91,7 @@ export async function measureEngine(
     allowedRoutability: undefined,
     specPolicy: 'enforce',
     statusPolicy: 'warn',
+    gepRevision: 'provisional',
   };
   const ctx = config.ruleContext(settings, parsed.ranges);
   const decode = decodeMod.createReviewDecoder();

@@ -1,11 +1,13 @@
 /**
  * The rule context for a check: service ranges from --service-cidr, or read
- * once from the cluster with --from-cluster. The Kubernetes client is loaded
- * only in the latter case, so a plain `check` never pays for it.
+ * once from the cluster with --from-cluster (and, with --gep-revision auto,
+ * the GEP-5093 revision from its Gateway CRD). The Kubernetes client is
+ * loaded only in the latter case, so a plain `check` never pays for it.
  */
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type { AllocatedIPSource } from '../cluster/types.js';
-import { ruleContext } from '../config/rules.js';
+import { offlineRevision, ruleContext } from '../config/rules.js';
+import type { GepRevision } from '../rules/revision.js';
 import type { RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
@@ -15,11 +17,14 @@ export interface ClusterSnapshot {
   readonly ranges: ServiceRanges;
   /** Looked up per address as the Gateways ask; undefined when the cluster has no IPAddress API. */
   readonly allocatedIPs?: AllocatedIPSource | undefined;
+  /** Asked for with readGepRevision: the revision (undefined when undecidable) and why. */
+  readonly gepRevision?: { readonly revision: GepRevision | undefined; readonly summary: string } | undefined;
 }
 
 export type ReadClusterSnapshot = (options: {
   kubeconfig?: string | undefined;
   env?: Readonly<Record<string, string | undefined>>;
+  readGepRevision?: boolean;
 }) => Promise<ClusterSnapshot>;
 
 /** Loads src/cluster (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
@@ -34,6 +39,8 @@ export type Resolved =
       readonly settings: CheckSettings;
       /** With --from-cluster: runs the rules with allocated-IP lookups; close it when done. */
       readonly allocations?: { readonly prefetch: AllocationPrefetch; close(): Promise<void> } | undefined;
+      /** With --from-cluster and auto: what the Gateway CRD carries (for stderr). */
+      readonly revisionNote?: string;
     }
   /** `usage`: a flag problem (the help hint applies), not an unreachable cluster. */
   | { readonly ok: false; readonly error: string; readonly usage: boolean };
@@ -46,16 +53,31 @@ export async function resolveContext(
   const rules = options.rules;
   let ranges = rules.serviceRanges;
   let allocatedIPs: AllocatedIPSource | undefined;
+  let revision: GepRevision | undefined = offlineRevision(rules.gepRevision);
+  let revisionFrom: CheckSettings['gepRevisionFrom'] = rules.gepRevision === 'auto' ? 'default' : 'flag';
+  let revisionNote: string | undefined;
   if (options.fromCluster) {
+    const followCrd = rules.gepRevision === 'auto';
     let snapshot: ClusterSnapshot;
     try {
       const read = await loadReader();
-      snapshot = await read({ kubeconfig: options.kubeconfig, env });
+      snapshot = await read({
+        kubeconfig: options.kubeconfig,
+        env,
+        ...(followCrd ? { readGepRevision: true } : {}),
+      });
     } catch (err) {
       return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
     }
     ranges ??= snapshot.ranges;
     allocatedIPs = snapshot.allocatedIPs;
+    if (followCrd && snapshot.gepRevision) {
+      revision = snapshot.gepRevision.revision;
+      revisionFrom = 'cluster';
+      revisionNote = snapshot.gepRevision.summary;
+      if (revision === undefined)
+        return { ok: false, error: `--from-cluster: ${snapshot.gepRevision.summary}`, usage: false };
+    }
   }
   if (ranges === undefined || ranges.isEmpty) {
     await allocatedIPs?.close();
@@ -72,9 +94,12 @@ export async function resolveContext(
     : undefined;
   return {
     ok: true,
-    ctx: ruleContext(rules, ranges, prefetch?.recorder),
+    ctx: ruleContext(rules, ranges, prefetch?.recorder, revision),
     ...(source && prefetch ? { allocations: { prefetch, close: () => source.close() } } : {}),
+    ...(revisionNote !== undefined ? { revisionNote } : {}),
     settings: {
+      gepRevision: revision,
+      gepRevisionFrom: revisionFrom,
       rangesFrom: rules.serviceCidrs.length > 0 ? 'flag' : 'cluster',
       serviceCidrs: ranges.all.map((r) => r.cidr),
       clusterDomain: rules.clusterDomain,

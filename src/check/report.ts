@@ -4,6 +4,7 @@
  */
 import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../io.js';
 import type { Position } from './source.js';
+import type { GepRevision } from '../rules/revision.js';
 
 /** `violation`: fails the check (exit 1). `warning`: reported, never fails. */
 export type Severity = 'violation' | 'warning';
@@ -60,6 +61,10 @@ export interface FileReport {
 }
 
 export interface CheckSettings {
+  /** The GEP-5093 revision the rules followed. */
+  readonly gepRevision: GepRevision;
+  /** flag: --gep-revision; cluster: the Gateway CRD (--from-cluster, auto); default: auto offline. */
+  readonly gepRevisionFrom: 'flag' | 'cluster' | 'default';
   readonly rangesFrom: 'flag' | 'cluster';
   readonly serviceCidrs: readonly string[];
   readonly clusterDomain: string;

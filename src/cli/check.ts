@@ -22,6 +22,12 @@ export const command = defineCommand({
   run: async (options, { io, fail }) => {
     const resolved = await resolveContext(options, io.env);
     if (!resolved.ok) return fail(resolved.error, { hint: resolved.usage });
+    // Which revision the cluster's CRD chose matters to the reader, but never to stdout's format.
+    if (resolved.revisionNote !== undefined)
+      writeLine(
+        io.stderr,
+        `routability-webhook check: GEP-5093 revision ${resolved.settings.gepRevision}: ${resolved.revisionNote}`,
+      );
 
     const inputs = discoverInputs(options.filenames, io.cwd);
     const report = await checkInputs(inputs, {

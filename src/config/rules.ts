@@ -6,7 +6,7 @@
  */
 import { ServiceRanges } from '../rules/index.js';
 import { ROUTABILITY_MAX_LENGTH } from '../rules/index.js';
-import type { AllocatedIPs, Policy, RuleContext } from '../rules/index.js';
+import type { AllocatedIPs, GepRevision, GepRevisionSetting, Policy, RuleContext } from '../rules/index.js';
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 
 export const RULE_FLAGS = {
@@ -16,6 +16,13 @@ export const RULE_FLAGS = {
       'Service CIDR(s); repeat or comma-separate for dual-stack. For serve, given CIDRs replace the ServiceCIDR watch.',
   },
   'cluster-domain': { kind: 'string', default: 'cluster.local', description: 'Cluster DNS domain.' },
+  'gep-revision': {
+    kind: 'string',
+    default: 'auto',
+    choices: ['auto', 'provisional', 'experimental'],
+    description:
+      "GEP-5093 revision: provisional, experimental, or auto (the cluster's Gateway CRD; provisional without a cluster).",
+  },
   'spec-policy': {
     kind: 'string',
     default: 'enforce',
@@ -42,6 +49,8 @@ export interface RuleSettings {
   readonly specPolicy: Policy;
   readonly statusPolicy: Policy;
   readonly allowedRoutability: ReadonlySet<string> | undefined;
+  /** --gep-revision as given: `auto` is resolved by whoever knows whether there is a cluster. */
+  readonly gepRevision: GepRevisionSetting;
 }
 
 /** Rule settings with --service-cidr parsed once, at start-up: undefined when the flag is absent. */
@@ -88,17 +97,29 @@ export function ruleSettingsFrom(flags: FlagValues<typeof RULE_FLAGS>): Parsed<R
       specPolicy: flags['spec-policy'],
       statusPolicy: flags['status-policy'],
       allowedRoutability: allowed && allowed.length > 0 ? new Set(allowed) : undefined,
+      gepRevision: flags['gep-revision'],
     }),
   };
 }
 
-/** Builds the engine's context from settings and the live inputs. */
+/** The revision without a cluster: the flag's, or provisional for auto (DESIGN §2.5). */
+export function offlineRevision(setting: GepRevisionSetting): GepRevision {
+  return setting === 'auto' ? 'provisional' : setting;
+}
+
+/**
+ * Builds the engine's context from settings and the live inputs. `revision`
+ * is the one in force (serve: the revision source; check --from-cluster: the
+ * CRD read); without it, the offline reading of --gep-revision.
+ */
 export function ruleContext(
   settings: RuleSettings,
   ranges: ServiceRanges,
   allocatedIPs?: AllocatedIPs,
-): RuleContext {
+  revision: GepRevision = offlineRevision(settings.gepRevision),
+): RuleContext & { readonly revision: GepRevision } {
   return {
+    revision,
     ranges,
     clusterDomain: settings.clusterDomain,
     allowedRoutability: settings.allowedRoutability,

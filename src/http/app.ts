@@ -8,6 +8,7 @@ import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
+import type { RevisionSource } from '../cluster/crd-revision-source.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { RuleSettings } from '../config/rules.js';
 import { admissionRoutes, parseTimeoutParam, type Respond } from './admission-routes.js';
@@ -24,6 +25,8 @@ export interface AppDeps {
   readonly config: RuleSettings & { readonly maxBodyBytes: number };
   readonly logger: Logger;
   readonly sources: ClusterSources;
+  /** The GEP-5093 revision in force; absent: --gep-revision read offline (auto = provisional). */
+  readonly revision?: RevisionSource;
   readonly metrics: ServerMetrics;
   /** TLS options; absent in tests that only inject. */
   readonly https?: HttpsServerOptions;
@@ -175,6 +178,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(admissionRoutes, {
     settings: deps.config,
     sources: deps.sources,
+    revision: deps.revision,
     metrics: deps.metrics,
     recorders,
     respond,

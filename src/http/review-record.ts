@@ -7,17 +7,22 @@
 import type { Logger } from 'pino';
 import type { Outcome } from '../admission/outcome.js';
 import type { AdmissionRequest } from '../admission/review.js';
+import type { GepRevision } from '../rules/index.js';
 import type { WebhookName } from '../webhooks/gateway.js';
 import { clip } from './log-text.js';
 import type { ServerMetrics } from './metrics.js';
 
 /** The record of one webhook's requests (its duration series is bound once, at start-up). */
 export interface ReviewRecorder {
-  /** A review answered (HTTP 200). `budgetMs`: the apiserver's `?timeout=`, when it sent one. */
+  /**
+   * A review answered (HTTP 200). `budgetMs`: the apiserver's `?timeout=`, when it sent one;
+   * `revision`: the GEP-5093 revision the rules followed (it can switch while the server runs).
+   */
   answered(
     review: AdmissionRequest,
     outcome: Outcome,
     timing: { readonly seconds: number; readonly budgetMs: number | undefined },
+    revision?: GepRevision,
   ): void;
   /** A body that is not an AdmissionReview this server can answer (HTTP 400). */
   undecodable(uid: string | undefined, reason: string): void;
@@ -65,7 +70,7 @@ function webhookRecorder(
 ): ReviewRecorder {
   const duration = metrics.duration.labels({ webhook });
   return {
-    answered(review, outcome, { seconds, budgetMs }) {
+    answered(review, outcome, { seconds, budgetMs }, revision) {
       const decision = decisionOf(outcome);
       countRequest(webhook, review.operation, decision, '200');
       duration.observe(seconds);
@@ -82,6 +87,7 @@ function webhookRecorder(
           subResource: clip(review.subResource) || undefined,
           dryRun: review.dryRun || undefined,
           decision,
+          gepRevision: revision,
           codes: outcome.codes.length > 0 ? outcome.codes : undefined,
           durationMs: Math.round(seconds * 1e6) / 1e3,
           ...(budgetMs !== undefined && seconds * 1000 > budgetMs ? { overTimeout: true } : {}),

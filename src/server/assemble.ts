@@ -1,12 +1,13 @@
 /**
  * Assembles and starts the server from its configuration: certificates →
- * service-range sources → the HTTPS app and the health app → listen, and
+ * service-range sources and the GEP-5093 revision source → the HTTPS app and the health app → listen, and
  * returns the handle that shuts it all down. Composition only: nothing here
  * decides anything about Gateways.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { selectRevisionSource, type RevisionSource } from '../cluster/crd-revision-source.js';
 import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
 import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
@@ -19,7 +20,7 @@ import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
 import { createServerMetrics } from '../http/metrics.js';
 import { loadTlsMaterial } from '../http/tls.js';
-import type { HealthComponent } from '../readiness.js';
+import { sourceComponent, type HealthComponent } from '../readiness.js';
 import {
   certificateComponent,
   followCertificates,
@@ -70,6 +71,7 @@ function healthComponents(
   certificates: HealthComponent,
   sources: ClusterSources,
   audit: ServerAudit,
+  revision: RevisionSource,
 ): HealthComponent[] {
   return [
     shutdownComponent(closing),
@@ -77,21 +79,30 @@ function healthComponents(
     serviceRangesComponent(sources.ranges),
     allocatedIPsComponent(sources.allocatedIPs),
     { name: 'audit', detail: { key: 'audit', describe: () => audit.describe() } },
+    sourceComponent('gep-revision', 'gepRevision', revision),
   ];
 }
 
 /** The background audit, judging stored Gateways with the context admission uses. */
-function startAudit(config: ServeConfig, logger: Logger, registry: Registry, sources: ClusterSources) {
+function startAudit(
+  config: ServeConfig,
+  logger: Logger,
+  registry: Registry,
+  sources: ClusterSources,
+  revision: RevisionSource,
+) {
   const allocations = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
+  const now = contextOfNow(config, sources, revision, allocations);
   return startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
     kubeconfig: config.kubeconfig,
     logger,
     registry,
-    contextNow: contextOfNow(config, sources, allocations),
+    contextNow: () => now()?.ctx,
     ...(allocations ? { allocations } : {}),
-    inputsKey: () => `${sources.ranges.current()?.key() ?? ''}|${sources.allocatedIPs ? 'allocations' : ''}`,
+    inputsKey: () =>
+      `${sources.ranges.current()?.key() ?? ''}|${sources.allocatedIPs ? 'allocations' : ''}|${revision.current() ?? ''}`,
   });
 }
 
@@ -103,7 +114,13 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
   const sources = await selectClusterSources({ config, logger, registry });
-  const audit = await startAudit(config, logger, registry, sources);
+  const revision = await selectRevisionSource({
+    setting: config.gepRevision,
+    logger,
+    registry,
+    kubeconfigOptions: { kubeconfig: config.kubeconfig },
+  });
+  const audit = await startAudit(config, logger, registry, sources, revision);
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
@@ -111,6 +128,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     config,
     logger,
     sources,
+    revision,
     metrics,
     https: httpsOptions(material),
     closing: isClosing,
@@ -120,7 +138,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,
-    components: healthComponents(isClosing, certificateComponent(certificates), sources, audit),
+    components: healthComponents(isClosing, certificateComponent(certificates), sources, audit, revision),
   });
 
   let ports: { port: number; healthPort: number };
@@ -131,11 +149,17 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     };
   } catch (err) {
     certificates.stop();
-    await Promise.allSettled([app.close(), health.close(), audit.stop(), sources.close()]);
+    await Promise.allSettled([app.close(), health.close(), audit.stop(), sources.close(), revision.close()]);
     throw err;
   }
   logger.info(
-    { ...ports, mtls: Boolean(files.clientCaFile), certificateNotAfter: material.notAfter.toISOString() },
+    {
+      ...ports,
+      mtls: Boolean(files.clientCaFile),
+      certificateNotAfter: material.notAfter.toISOString(),
+      // null while auto has not read the Gateway CRD yet; its own line follows when it has.
+      gepRevision: revision.current() ?? null,
+    },
     'listening',
   );
 
@@ -150,6 +174,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
       await health.close();
       await audit.stop();
       await sources.close();
+      await revision.close();
     },
   };
 }

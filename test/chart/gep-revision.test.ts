@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseServeConfig } from '../../src/config/serve.js';
 import { chartDir, FULLNAME, all, helmBinary, one, render, renderError, type K8sObject } from './helm.js';
 
 const { skipReason } = helmBinary();
@@ -35,6 +36,9 @@ describe.skipIf(skipReason !== undefined)('webhook.gepRevision', () => {
   it.each(['provisional', 'experimental'])('%s: passed to serve; no CRD access', async (revision) => {
     const docs = await render({ set: { 'webhook.gepRevision': revision } });
     expect(serveArgs(docs)).toContain(`--gep-revision=${revision}`);
+    const parsed = parseServeConfig(serveArgs(docs).slice(1), {});
+    if (!parsed.ok) throw new Error(parsed.error);
+    expect(parsed.value.gepRevision).toBe(revision);
     expect(crdRules(docs)).toEqual([]);
   });
 

@@ -120,7 +120,7 @@ describe('--from-cluster wiring (with a fake snapshot reader)', () => {
       env,
       async () => recording,
     );
-    expect(seen).toEqual([{ kubeconfig: 'k.yaml', env }]);
+    expect(seen).toEqual([{ kubeconfig: 'k.yaml', env, readGepRevision: true }]);
     if (!resolved.ok) throw new Error(resolved.error);
     expect(resolved.settings).toMatchObject({
       rangesFrom: 'cluster',

@@ -24,6 +24,7 @@ function ctx() {
     'cluster-domain': 'cluster.local',
     'spec-policy': 'enforce',
     'status-policy': 'warn',
+    'gep-revision': 'auto',
   });
   if (!settings.ok) throw new Error(settings.error);
   const ranges = ServiceRanges.parse(['10.96.0.0/12']);

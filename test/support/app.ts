@@ -14,6 +14,7 @@ export const FIXTURE_SETTINGS: RuleSettings & { maxBodyBytes: number } = {
   specPolicy: 'enforce',
   statusPolicy: 'warn',
   allowedRoutability: undefined,
+  gepRevision: 'auto',
   maxBodyBytes: 7 * 1024 * 1024,
 };
 

@@ -27,6 +27,8 @@ export function formatJson(report: CheckReport, summary: Summary): string {
       statusPolicy: report.settings.statusPolicy,
       allowedRoutability: report.settings.allowedRoutability ?? null,
       allocatedIPs: report.settings.allocatedIPs,
+      gepRevision: report.settings.gepRevision,
+      gepRevisionFrom: report.settings.gepRevisionFrom,
     },
     files: report.files.map((file) => ({
       path: file.path,
