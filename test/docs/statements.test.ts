@@ -134,15 +134,19 @@ describe.skipIf(!built)('README quick start: where `npm start` gets its service 
     expect(read('README.md')).toContain(
       'While a configured\ncluster cannot be reached, `/validate` answers 503 and `/readyz` says why.',
     );
-    // …and the README's way out: give the range.
-    const given = startDev(['--cert-dir', certDir, '--service-cidr', '10.96.0.0/12'], {
-      HOME: emptyHome,
-      KUBECONFIG: kubeconfig,
-    });
+    // …and the README's way out: give the range (and, as a kubeconfig is set, the GEP revision).
+    const given = startDev(
+      ['--cert-dir', certDir, '--service-cidr', '10.96.0.0/12', '--gep-revision', 'provisional'],
+      {
+        HOME: emptyHome,
+        KUBECONFIG: kubeconfig,
+      },
+    );
     running.push(given);
     const ports = await given.started;
     expect((await httpsPost(ports.port, '/validate', readFileSync(FIXTURE))).status).toBe(200);
     expect(read('README.md')).toContain('`npm start -- --service-cidr 10.96.0.0/12`');
+    expect(read('README.md')).toContain('`--gep-revision provisional`');
   }, 90_000);
 
   it('metrics.md and operations.md: no service_ranges series under --dev with the built-in range, one with --service-cidr', async () => {
@@ -317,22 +321,23 @@ describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
 });
 
 describe('chart README: when the chart creates RBAC and mounts a token', () => {
-  it('with serviceCIDRs set and the allocated-IP check and the audit off: no ClusterRole, no token; otherwise a ClusterRole', async () => {
+  it('with serviceCIDRs set, the allocated-IP check and the audit off and a fixed revision: no ClusterRole, no token; otherwise a ClusterRole', async () => {
     const none = await render({
       setJson: {
         'webhook.serviceCIDRs': ['10.96.0.0/12'],
         'webhook.checkAllocatedIPs': false,
         'webhook.audit.interval': '0',
+        'webhook.gepRevision': 'provisional',
       },
     });
     expect(all(none, 'ClusterRole')).toEqual([]);
     expect(one(none, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(false);
     const defaults = await render();
     const resources = one(defaults, 'ClusterRole').rules.flatMap((r: { resources: string[] }) => r.resources);
-    expect(resources.sort()).toEqual(['gateways', 'ipaddresses', 'servicecidrs']);
+    expect(resources.sort()).toEqual(['customresourcedefinitions', 'gateways', 'ipaddresses', 'servicecidrs']);
     expect(one(defaults, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
     expect(read('charts/gateway-routability-webhook/README.md')).toContain(
-      'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`\nand `webhook.audit.interval="0"` the server needs no API access',
+      'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`,\n`webhook.audit.interval="0"` and a fixed `webhook.gepRevision` the server needs no API access',
     );
   }, 60_000);
 });
