@@ -7,8 +7,7 @@
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type { AllocatedIPSource } from '../cluster/types.js';
 import { offlineRevision, ruleContext } from '../config/rules.js';
-import type { GepRevision } from '../rules/revision.js';
-import type { RuleContext, ServiceRanges } from '../rules/index.js';
+import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 

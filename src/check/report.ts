@@ -4,7 +4,7 @@
  */
 import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../io.js';
 import type { Position } from './source.js';
-import type { GepRevision } from '../rules/revision.js';
+import type { GepRevision } from '../rules/index.js';
 
 /** `violation`: fails the check (exit 1). `warning`: reported, never fails. */
 export type Severity = 'violation' | 'warning';

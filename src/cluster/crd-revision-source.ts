@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { GepRevision, GepRevisionSetting } from '../rules/revision.js';
+import type { GepRevision, GepRevisionSetting } from '../rules/index.js';
 import { GEP_REVISION_FLAG_HINT } from './crd-revision-decision.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
 import { findKubeconfig, type KubeconfigOptions } from './kubeconfig-source.js';
