@@ -69,10 +69,9 @@ function shutdownComponent(closing: () => boolean): HealthComponent {
 function healthComponents(
   closing: () => boolean,
   certificates: HealthComponent,
-  sources: ClusterSources,
-  audit: ServerAudit,
-  revision: RevisionSource,
+  inputs: { sources: ClusterSources; audit: ServerAudit; revision: RevisionSource },
 ): HealthComponent[] {
+  const { sources, audit, revision } = inputs;
   return [
     shutdownComponent(closing),
     certificates,
@@ -88,9 +87,9 @@ function startAudit(
   config: ServeConfig,
   logger: Logger,
   registry: Registry,
-  sources: ClusterSources,
-  revision: RevisionSource,
+  inputs: { sources: ClusterSources; revision: RevisionSource },
 ) {
+  const { sources, revision } = inputs;
   const allocations = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
   const now = contextOfNow(config, sources, revision, allocations);
   return startServerAudit({
@@ -106,6 +105,16 @@ function startAudit(
   });
 }
 
+/** The GEP-5093 revision in force: --gep-revision, or the cluster's Gateway CRD (auto). */
+function revisionSource(config: ServeConfig, logger: Logger, registry: Registry): Promise<RevisionSource> {
+  return selectRevisionSource({
+    setting: config.gepRevision,
+    logger,
+    registry,
+    kubeconfigOptions: { kubeconfig: config.kubeconfig },
+  });
+}
+
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -114,13 +123,8 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
   const sources = await selectClusterSources({ config, logger, registry });
-  const revision = await selectRevisionSource({
-    setting: config.gepRevision,
-    logger,
-    registry,
-    kubeconfigOptions: { kubeconfig: config.kubeconfig },
-  });
-  const audit = await startAudit(config, logger, registry, sources, revision);
+  const revision = await revisionSource(config, logger, registry);
+  const audit = await startAudit(config, logger, registry, { sources, revision });
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
@@ -138,7 +142,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,
-    components: healthComponents(isClosing, certificateComponent(certificates), sources, audit, revision),
+    components: healthComponents(isClosing, certificateComponent(certificates), { sources, audit, revision }),
   });
 
   let ports: { port: number; healthPort: number };
@@ -173,8 +177,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
       await app.close();
       await health.close();
       await audit.stop();
-      await sources.close();
-      await revision.close();
+      await Promise.all([sources.close(), revision.close()]);
     },
   };
 }
