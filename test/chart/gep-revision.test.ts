@@ -43,7 +43,11 @@ describe.skipIf(skipReason !== undefined)('webhook.gepRevision', () => {
   });
 
   it('auto alone still needs the API (token mounted, role created) when nothing else does', async () => {
-    const quiet = { 'webhook.serviceCIDRs': ['10.96.0.0/12'], 'webhook.checkAllocatedIPs': false };
+    const quiet = {
+      'webhook.serviceCIDRs': ['10.96.0.0/12'],
+      'webhook.checkAllocatedIPs': false,
+      'webhook.audit.interval': '0',
+    };
     const auto = await render({ setJson: quiet });
     expect(one(auto, 'ClusterRole').rules).toEqual([CRD_RULE]);
     expect(one(auto, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);

@@ -334,7 +334,12 @@ describe('chart README: when the chart creates RBAC and mounts a token', () => {
     expect(one(none, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(false);
     const defaults = await render();
     const resources = one(defaults, 'ClusterRole').rules.flatMap((r: { resources: string[] }) => r.resources);
-    expect(resources.sort()).toEqual(['customresourcedefinitions', 'gateways', 'ipaddresses', 'servicecidrs']);
+    expect(resources.sort()).toEqual([
+      'customresourcedefinitions',
+      'gateways',
+      'ipaddresses',
+      'servicecidrs',
+    ]);
     expect(one(defaults, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
     expect(read('charts/gateway-routability-webhook/README.md')).toContain(
       'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`,\n`webhook.audit.interval="0"` and a fixed `webhook.gepRevision` the server needs no API access',
