@@ -44,49 +44,69 @@ export type Resolved =
   /** `usage`: a flag problem (the help hint applies), not an unreachable cluster. */
   | { readonly ok: false; readonly error: string; readonly usage: boolean };
 
+/** What the cluster adds to the flags: its ranges, allocated IPs and (with auto) the CRD's revision. */
+interface ClusterInputs {
+  readonly ranges: ServiceRanges | undefined;
+  readonly allocatedIPs: AllocatedIPSource | undefined;
+  readonly revision: GepRevision;
+  readonly revisionFrom: CheckSettings['gepRevisionFrom'];
+  readonly revisionNote?: string;
+}
+
+type Failure = Extract<Resolved, { ok: false }>;
+
+async function readInputs(
+  options: Pick<CheckOptions, 'rules' | 'fromCluster' | 'kubeconfig'>,
+  env: Readonly<Record<string, string | undefined>>,
+  loadReader: () => Promise<ReadClusterSnapshot>,
+): Promise<ClusterInputs | Failure> {
+  const rules = options.rules;
+  const offline: ClusterInputs = {
+    ranges: rules.serviceRanges,
+    allocatedIPs: undefined,
+    revision: offlineRevision(rules.gepRevision),
+    revisionFrom: rules.gepRevision === 'auto' ? 'default' : 'flag',
+  };
+  if (!options.fromCluster) return offline;
+  const followCrd = rules.gepRevision === 'auto';
+  let snapshot: ClusterSnapshot;
+  try {
+    const read = await loadReader();
+    snapshot = await read({
+      kubeconfig: options.kubeconfig,
+      env,
+      ...(followCrd ? { readGepRevision: true } : {}),
+    });
+  } catch (err) {
+    return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
+  }
+  const read = { ...offline, ranges: offline.ranges ?? snapshot.ranges, allocatedIPs: snapshot.allocatedIPs };
+  const crd = followCrd ? snapshot.gepRevision : undefined;
+  if (crd === undefined) return read;
+  if (crd.revision === undefined) {
+    await snapshot.allocatedIPs?.close();
+    return { ok: false, error: `--from-cluster: ${crd.summary}`, usage: false };
+  }
+  return { ...read, revision: crd.revision, revisionFrom: 'cluster', revisionNote: crd.summary };
+}
+
 export async function resolveContext(
   options: Pick<CheckOptions, 'rules' | 'fromCluster' | 'kubeconfig'>,
   env: Readonly<Record<string, string | undefined>>,
   loadReader: () => Promise<ReadClusterSnapshot> = loadClusterReader,
 ): Promise<Resolved> {
   const rules = options.rules;
-  let ranges = rules.serviceRanges;
-  let allocatedIPs: AllocatedIPSource | undefined;
-  let revision: GepRevision | undefined = offlineRevision(rules.gepRevision);
-  let revisionFrom: CheckSettings['gepRevisionFrom'] = rules.gepRevision === 'auto' ? 'default' : 'flag';
-  let revisionNote: string | undefined;
-  if (options.fromCluster) {
-    const followCrd = rules.gepRevision === 'auto';
-    let snapshot: ClusterSnapshot;
-    try {
-      const read = await loadReader();
-      snapshot = await read({
-        kubeconfig: options.kubeconfig,
-        env,
-        ...(followCrd ? { readGepRevision: true } : {}),
-      });
-    } catch (err) {
-      return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
-    }
-    ranges ??= snapshot.ranges;
-    allocatedIPs = snapshot.allocatedIPs;
-    if (followCrd && snapshot.gepRevision) {
-      revision = snapshot.gepRevision.revision;
-      revisionFrom = 'cluster';
-      revisionNote = snapshot.gepRevision.summary;
-      if (revision === undefined)
-        return { ok: false, error: `--from-cluster: ${snapshot.gepRevision.summary}`, usage: false };
-    }
-  }
+  const inputs = await readInputs(options, env, loadReader);
+  if ('ok' in inputs) return inputs;
+  const { ranges, allocatedIPs: source, revision, revisionNote } = inputs;
   if (ranges === undefined || ranges.isEmpty) {
-    await allocatedIPs?.close();
+    await source?.close();
     return {
       ok: false,
       error: 'no service ranges: give --service-cidr, or --from-cluster against a cluster with ServiceCIDRs',
       usage: true,
     };
   }
-  const source = allocatedIPs;
   // Loaded with the cluster reader only: a plain check imports nothing from src/cluster.
   const prefetch = source
     ? (await import('../cluster/allocation-prefetch.js')).allocationPrefetch(source)
@@ -98,14 +118,14 @@ export async function resolveContext(
     ...(revisionNote !== undefined ? { revisionNote } : {}),
     settings: {
       gepRevision: revision,
-      gepRevisionFrom: revisionFrom,
+      gepRevisionFrom: inputs.revisionFrom,
       rangesFrom: rules.serviceCidrs.length > 0 ? 'flag' : 'cluster',
       serviceCidrs: ranges.all.map((r) => r.cidr),
       clusterDomain: rules.clusterDomain,
       specPolicy: rules.specPolicy,
       statusPolicy: rules.statusPolicy,
       allowedRoutability: rules.allowedRoutability ? [...rules.allowedRoutability].sort() : undefined,
-      allocatedIPs: allocatedIPs !== undefined,
+      allocatedIPs: source !== undefined,
     },
   };
 }

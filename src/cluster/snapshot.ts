@@ -30,41 +30,45 @@ export interface SnapshotOptions extends KubeconfigOptions {
   readonly readGepRevision?: boolean;
 }
 
-export async function readClusterSnapshot(options: SnapshotOptions = {}): Promise<ClusterSnapshot> {
-  const loaded = loadKubeconfig(options);
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  const where = `the Kubernetes API at ${loaded.server} (${loaded.description})`;
-  const fail = (what: string, err: unknown): Error =>
-    new Error(
-      httpStatusOf(err) === undefined
-        ? `cannot reach ${where}: ${describeKubeError(err)}`
-        : `${what} failed at ${loaded.server}: ${describeKubeError(err)}`,
-    );
+type Loaded = ReturnType<typeof loadKubeconfig>;
 
+/** The ServiceCIDRs' ranges, from v1 or else v1beta1; throws a message naming the way out. */
+async function readRanges(
+  loaded: Loaded,
+  timeoutMs: number,
+): Promise<{ ranges: ServiceRanges; apiVersion: string }> {
+  const where = `the Kubernetes API at ${loaded.server} (${loaded.description})`;
   const listCidrs = serviceCidrLister(loaded.kc);
-  let apiVersion: string | undefined;
-  let objects;
   for (const version of ['v1', 'v1beta1']) {
+    let objects;
     try {
       objects = (await withTimeout(listCidrs(version), timeoutMs, `list ServiceCIDRs at ${loaded.server}`))
         .items;
-      apiVersion = `networking.k8s.io/${version}`;
-      break;
     } catch (err) {
       if (httpStatusOf(err) === 404) continue;
-      throw fail(`listing ServiceCIDRs (networking.k8s.io/${version})`, err);
+      throw new Error(
+        httpStatusOf(err) === undefined
+          ? `cannot reach ${where}: ${describeKubeError(err)}`
+          : `listing ServiceCIDRs (networking.k8s.io/${version}) failed at ${loaded.server}: ${describeKubeError(err)}`,
+      );
     }
+    const { ranges, skipped } = rangesFromServiceCidrs(objects);
+    if (ranges.isEmpty)
+      throw new Error(
+        `the cluster at ${loaded.server} has no usable ServiceCIDR objects${skipped.length ? ` (${skipped.join('; ')})` : ''}: ${SERVICE_CIDR_FLAG_HINT}`,
+      );
+    return { ranges, apiVersion: `networking.k8s.io/${version}` };
   }
-  if (!objects || !apiVersion)
-    throw new Error(
-      `the cluster at ${loaded.server} serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1; Kubernetes 1.31+ needed): use --service-cidr instead`,
-    );
-  const { ranges, skipped } = rangesFromServiceCidrs(objects);
-  if (ranges.isEmpty)
-    throw new Error(
-      `the cluster at ${loaded.server} has no usable ServiceCIDR objects${skipped.length ? ` (${skipped.join('; ')})` : ''}: ${SERVICE_CIDR_FLAG_HINT}`,
-    );
+  throw new Error(
+    `the cluster at ${loaded.server} serves no ServiceCIDR API (networking.k8s.io/v1 or v1beta1; Kubernetes 1.31+ needed): use --service-cidr instead`,
+  );
+}
 
+/** Allocated-IP lookups, or undefined when the cluster serves no IPAddress API. */
+async function openAllocationLookup(
+  loaded: Loaded,
+  timeoutMs: number,
+): Promise<AllocatedIPSource | undefined> {
   // One probe (a GET no address answers) says whether lookups will work, as the list did before.
   const lookup = startAllocationLookup({
     kc: loaded.kc,
@@ -72,20 +76,27 @@ export async function readClusterSnapshot(options: SnapshotOptions = {}): Promis
     options: { timeoutMs, probeAtStart: false, probeIntervalMs: 2 ** 31 - 1 },
   });
   const state = await lookup.probe();
-  if (state === 'unavailable') {
-    await lookup.close();
-    throw new Error(
-      `reading IPAddresses (networking.k8s.io/v1) failed at ${loaded.server}: ${lookup.lastErrorReason() ?? 'unknown error'}`,
-    );
+  if (state !== 'unavailable' && state !== 'absent') return lookup;
+  await lookup.close();
+  if (state === 'absent') return undefined;
+  throw new Error(
+    `reading IPAddresses (networking.k8s.io/v1) failed at ${loaded.server}: ${lookup.lastErrorReason() ?? 'unknown error'}`,
+  );
+}
+
+export async function readClusterSnapshot(options: SnapshotOptions = {}): Promise<ClusterSnapshot> {
+  const loaded = loadKubeconfig(options);
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const { ranges, apiVersion } = await readRanges(loaded, timeoutMs);
+  const allocatedIPs = await openAllocationLookup(loaded, timeoutMs);
+  let gepRevision: RevisionDecision | undefined;
+  try {
+    if (options.readGepRevision)
+      gepRevision = await readGatewayCrdRevision(loaded.kc, loaded.server, timeoutMs);
+  } catch (err) {
+    await allocatedIPs?.close();
+    throw err;
   }
-  let allocatedIPs: AllocatedIPSource | undefined;
-  if (state === 'absent') await lookup.close();
-  else allocatedIPs = lookup;
-
-  const gepRevision = options.readGepRevision
-    ? await readGatewayCrdRevision(loaded.kc, loaded.server, timeoutMs)
-    : undefined;
-
   return {
     ranges,
     ...(allocatedIPs ? { allocatedIPs } : {}),
