@@ -1,8 +1,8 @@
 /**
  * Upstream's own GEP-5093 tests as ours (experimental revision): the CRD
  * validation table, on spec and on status, and the conformance manifests
- * with the suite's placeholders filled in, run through the engine and through
- * check's library function. Skipped, saying so, when ../shared/fixtures is
+ * with the suite's placeholders filled in, run through the engine, through
+ * check's library function and through the `check` command itself. Skipped, saying so, when ../shared/fixtures is
  * not there (a clone of the project alone does not have it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { checkSource } from '../../src/check/run.js';
 import { SourceText } from '../../src/check/source.js';
 import { validateGateway, type RuleContext } from '../../src/rules/index.js';
+import { check } from '../check/support.js';
 import { baseGateway, context, create, ranges, statusUpdate } from '../support/gateways.js';
 
 const DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'gep-5093-upstream');
@@ -124,3 +125,47 @@ describe.skipIf(!present)('upstream conformance manifests through check (experim
     ]);
   });
 });
+
+/**
+ * The same manifests through the command a CI pipeline runs, as one stream on
+ * stdin: the exit code and the lines name exactly the out-of-range entries.
+ */
+describe.skipIf(!present)(
+  'upstream conformance manifests through `check --gep-revision experimental`',
+  () => {
+    const stdin = () =>
+      manifests()
+        .map(({ text }) => text.replaceAll(OLD_SENTINEL, NEW_SENTINEL))
+        .join('\n---\n');
+    const args = ['-f', '-', '--gep-revision', 'experimental', '--service-cidr', '10.96.0.0/12'];
+    // One line per finding: `<stdin>:LINE:COL: [warning: ]Gateway ns/name: field: …`.
+    const located = (out: string) => out.split('\n').filter((l) => l.includes(': Gateway '));
+
+    it('--spec-policy warn: exit 0, warnings only on the out-of-range Cluster requests', async () => {
+      const r = await check([...args, '--spec-policy', 'warn'], { stdin: stdin() });
+      expect(r.code).toBe(0);
+      const lines = located(r.stdout);
+      expect(lines).toHaveLength(OUT_OF_RANGE.length);
+      OUT_OF_RANGE.forEach((f, i) => {
+        expect(lines[i]).toContain(f.gateway);
+        expect(lines[i]).toContain(f.field);
+        expect(lines[i]).toContain(': warning: Gateway ');
+        expect(lines[i]).toContain('requires an address inside the service range (10.96.0.0/12)');
+      });
+      expect(r.stdout).toMatch(/: 0 violations, 2 warnings/);
+    });
+
+    it('enforce (the default): exit 1, exactly those entries as violations', async () => {
+      const r = await check(args, { stdin: stdin() });
+      expect(r.code).toBe(1);
+      const lines = located(r.stdout);
+      expect(lines).toHaveLength(OUT_OF_RANGE.length);
+      OUT_OF_RANGE.forEach((f, i) => {
+        expect(lines[i]).toContain(f.gateway);
+        expect(lines[i]).toContain(f.field);
+        expect(lines[i]).not.toContain('warning');
+      });
+      expect(r.stdout).toMatch(/: 2 violations, 0 warnings/);
+    });
+  },
+);
