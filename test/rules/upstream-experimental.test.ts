@@ -2,8 +2,9 @@
  * Upstream's own GEP-5093 tests as ours (experimental revision): the CRD
  * validation table, on spec and on status, and the conformance manifests
  * with the suite's placeholders filled in, run through the engine, through
- * check's library function and through the `check` command itself. Skipped, saying so, when ../shared/fixtures is
- * not there (a clone of the project alone does not have it).
+ * check's library function and through the `check` command itself. Skipped,
+ * saying so, when ../shared/fixtures is not there (a clone of the project
+ * alone does not have it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
