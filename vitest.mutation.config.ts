@@ -26,8 +26,8 @@ export default defineConfig({
     // run instead of once per test file: the import was most of each mutant's
     // time (the whole subset: 4-5 s instead of 15-30 s on the shared machine).
     // Mutants are switched at run time, so a shared module cache still sees
-    // them; mutants that only act while a module loads ("static") are ignored
-    // by stryker.config.mjs.
+    // them; each run starts a fresh worker, so a mutant that only acts while a
+    // module loads ("static", MUTATE_STATIC=1) is seen too.
     isolate: false,
     // The same guard as the full suite: no real cluster, no inherited flags.
     setupFiles: ['test/support/isolated-env.ts'],
