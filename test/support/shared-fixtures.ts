@@ -9,7 +9,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SHARED_FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
+/**
+ * ../shared/fixtures from the clone; SHARED_FIXTURES_DIR names it for a copy of
+ * the tests that runs elsewhere (Stryker's sandbox under .cache/ sets it).
+ */
+export const SHARED_FIXTURES =
+  process.env['SHARED_FIXTURES_DIR'] ?? fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
 
 /** The path under ../shared/fixtures, and whether every one of `needed` (default: it) exists. */
 export function sharedFixture(
