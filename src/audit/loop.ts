@@ -23,6 +23,8 @@ export interface AuditLoopDeps {
   readonly inputsPollMs?: number;
   /** Whether this replica should audit now (it holds the audit lease); default always. */
   readonly leading?: () => boolean;
+  /** After each successful pass of the leader (the report writer); its failures are its own to log. */
+  readonly afterPass?: (result: AuditResult) => Promise<unknown>;
   readonly metrics: AuditMetrics;
   readonly logger: Logger;
 }
@@ -76,6 +78,14 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
     previous = now;
   };
 
+  const writeAfter = async (result: AuditResult): Promise<void> => {
+    try {
+      await deps.afterPass?.(result);
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, 'audit: writing the results failed');
+    }
+  };
+
   const pass = async (reason: string): Promise<void> => {
     if (deps.leading && !deps.leading()) {
       // Another replica audits; this one's gauges must not repeat stale findings.
@@ -97,6 +107,7 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
       logChanges(result);
       last = result;
       lastError = undefined;
+      await writeAfter(result);
       deps.logger.info(
         {
           reason,

@@ -22,6 +22,8 @@ export interface AuditFinding {
 export interface AuditedGateway {
   readonly namespace: string;
   readonly name: string;
+  /** metadata.uid, for reports that reference the Gateway. */
+  readonly uid?: string;
   readonly findings: readonly AuditFinding[];
 }
 
@@ -57,12 +59,19 @@ export interface PassOptions {
   readonly pause?: () => Promise<void>;
 }
 
-function identity(object: unknown): { namespace: string; name: string } {
+interface Identity {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+function identity(object: unknown): Identity {
   const metadata =
     typeof object === 'object' && object !== null ? (object as { metadata?: unknown }).metadata : undefined;
   const m = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {};
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-  return { namespace: text(m['namespace']), name: text(m['name']) };
+  const uid = text(m['uid']);
+  return { namespace: text(m['namespace']), name: text(m['name']), ...(uid ? { uid } : {}) };
 }
 
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -77,7 +86,7 @@ class Tally {
   readonly audited: string[] = [];
   readonly counts = new Map<string, CodeCount>();
 
-  add(id: { namespace: string; name: string }, findings: readonly AuditFinding[]): void {
+  add(id: Identity, findings: readonly AuditFinding[]): void {
     this.gateways++;
     this.namespaces.add(id.namespace);
     this.audited.push(`${id.namespace}/${id.name}`);

@@ -13,11 +13,14 @@ import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
 import { leaseIdentity } from './identity.js';
+import { REPORT_APIS, type AuditReportsMode } from './reports.js';
 
 export interface ServerAuditDeps {
   readonly intervalMs: number;
   /** The Lease (in this pod's namespace) that picks the one replica that audits. */
   readonly leaseName: string;
+  /** Report objects written after each pass (`--audit-reports`); default none. */
+  readonly reports?: AuditReportsMode;
   readonly kubeconfig: string | undefined;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -93,6 +96,11 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       started.loop?.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
     },
   });
+  const mode = deps.reports ?? 'none';
+  const writer =
+    mode === 'none'
+      ? undefined
+      : cluster.startReportWriter({ kc: loaded.kc, api: REPORT_APIS[mode], logger: log });
   const running = startAuditLoop({
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
@@ -103,6 +111,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     },
     inputs: deps.inputsKey,
     leading: () => elector.isLeader(),
+    ...(writer ? { afterPass: (result) => writer.write(result) } : {}),
     metrics,
     logger: log,
   });
@@ -112,11 +121,17 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       intervalSeconds: deps.intervalMs / 1000,
       server: loaded.server,
       lease: `${who.namespace}/${deps.leaseName}`,
+      reports: mode,
     },
     'audit started; the replica holding the lease audits',
   );
   return {
-    describe: () => ({ enabled: true, ...running.describe(), election: elector.describe() }),
+    describe: () => ({
+      enabled: true,
+      ...running.describe(),
+      election: elector.describe(),
+      ...(writer ? { reports: writer.describe() } : {}),
+    }),
     async stop() {
       await running.stop();
       await elector.stop();

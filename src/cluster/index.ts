@@ -7,3 +7,4 @@ export { readClusterSnapshot, type ClusterSnapshot, type SnapshotOptions } from 
 export { loadKubeconfig } from './kubeconfig.js';
 export { gatewayPageFetcher, gatewayPages, type GatewayPage } from './gateway-pages.js';
 export { startLeaderElector, type LeaderElector } from './lease.js';
+export { startReportWriter, type ReportWriter } from './report-writer.js';

@@ -36,7 +36,7 @@ export function getJson(
 /** Any verb, with an optional JSON body; the answer's JSON as sent, or a KubeHttpError. */
 export async function requestJson(
   kc: KubeConfig,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   opts: {
     readonly query?: Readonly<Record<string, string>>;

@@ -7,6 +7,7 @@ import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 import { parseFlags } from './flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
 import { parseAuditInterval } from '../audit/interval.js';
+import { AUDIT_REPORTS, type AuditReportsMode } from '../audit/reports.js';
 
 /** kubeadm's default service range, used only by `serve --dev` with no other source. */
 export const DEV_SERVICE_CIDR = '10.96.0.0/12';
@@ -84,6 +85,13 @@ export const SERVE_FLAGS = {
     default: 'gateway-routability-webhook-audit',
     description: "Lease (in the pod's namespace) that picks the one replica that audits.",
   },
+  'audit-reports': {
+    kind: 'string',
+    default: 'none',
+    choices: AUDIT_REPORTS,
+    description:
+      'Also write the findings as one report per namespace: none, policyreport (wgpolicyk8s.io/v1alpha2) or openreports (openreports.io/v1alpha1).',
+  },
   dev: {
     kind: 'boolean',
     default: false,
@@ -109,6 +117,7 @@ export interface ServeConfig extends RuleConfig {
   /** 0: no background audit. */
   readonly auditIntervalMs: number;
   readonly auditLease: string;
+  readonly auditReports: AuditReportsMode;
 }
 
 function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: boolean): string | undefined {
@@ -156,6 +165,7 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       dev: f.dev,
       auditIntervalMs: auditInterval.value,
       auditLease: f['audit-lease'],
+      auditReports: f['audit-reports'],
     }),
   };
 }

@@ -95,6 +95,7 @@ function startAudit(
   return startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
+    reports: config.auditReports,
     kubeconfig: config.kubeconfig,
     logger,
     registry,

@@ -119,6 +119,7 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         '--shutdown-timeout-seconds=10',
         '--audit-interval=5m',
         `--audit-lease=${FULLNAME}-audit`,
+        '--audit-reports=none',
         '--max-connections=1000',
         '--max-inflight-body-bytes=8388608',
       ]);

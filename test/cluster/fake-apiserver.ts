@@ -48,6 +48,12 @@ interface Resource {
   holdGets: Promise<void> | undefined;
 }
 
+/**
+ * An extra route (test/cluster/fake-reports.ts): answers the request and
+ * returns true, or returns false to leave it to the built-in handlers.
+ */
+export type FakeRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean;
+
 export interface RequestRecord {
   readonly method: string;
   readonly path: string;
@@ -76,6 +82,7 @@ export class FakeApiServer {
   private readonly watchers = new Set<Watcher>();
   private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<() => void>();
+  private readonly routes: FakeRoute[] = [];
   /** Resources every request of which answers 403 (RBAC denies them). */
   private readonly forbidden = new Set<string>();
   /**
@@ -167,6 +174,16 @@ export class FakeApiServer {
     const r = this.resources.get(name);
     if (!r) throw new Error(`fake apiserver: unknown resource ${name}`);
     return r;
+  }
+
+  /** Adds a route tried before the built-in ones (after authentication). */
+  addRoute(route: FakeRoute): void {
+    this.routes.push(route);
+  }
+
+  /** Re-checks until() waiters; for routes that change state after the request returns. */
+  changed(): void {
+    this.notify();
   }
 
   /** Which versions answer; the others 404. */
@@ -382,6 +399,7 @@ export class FakeApiServer {
         this.send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
         return;
       }
+      if (this.routes.some((route) => route(req, res, url))) return;
       const crd = /^\/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/([^/]+)$/.exec(
         url.pathname,
       );

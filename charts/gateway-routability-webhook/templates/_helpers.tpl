@@ -86,6 +86,15 @@ lists IPAddresses when the allocated-IP check is on. Otherwise it needs no token
 {{- else }}provisional{{- end }}
 {{- end }}
 
+{{/* The report resource the audit writes ("group plural"), empty when it writes none or does not audit. */}}
+{{- define "grw.auditReports" -}}
+{{- if include "grw.audits" . }}
+{{- if eq .Values.webhook.audit.reports "policyreport" }}wgpolicyk8s.io policyreports
+{{- else if eq .Values.webhook.audit.reports "openreports" }}openreports.io reports
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* The DNS names the apiserver may check on the serving certificate. */}}
 {{- define "grw.dnsNames" -}}
 {{- $svc := include "grw.serviceName" . -}}

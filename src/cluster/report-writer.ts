@@ -1,0 +1,225 @@
+/**
+ * Writes the audit's reports (PolicyReport or OpenReports Report) after each
+ * pass of the replica that audits: creates a namespace's report when its
+ * Gateways have findings, updates it when they change, and deletes it when
+ * they are gone. Only objects carrying this product's managed-by label are
+ * listed, updated or deleted, so other tools' reports are never touched.
+ *
+ * When the report API is not served (the CRD is not installed: 404 on the
+ * list), the writer says so in one log line and does nothing more until a
+ * later pass finds it served; the audit itself goes on either way.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { AuditResult } from '../audit/pass.js';
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REPORT_NAME,
+  desiredReports,
+  reportContent,
+  seenTimestamps,
+  type ReportApi,
+  type ReportObject,
+} from '../audit/reports.js';
+import { describeKubeError, httpStatusOf } from './errors.js';
+import { requestJson } from './raw-get.js';
+
+export interface ReportWriterOptions {
+  readonly kc: KubeConfig;
+  readonly api: ReportApi;
+  readonly logger: Logger;
+  /** Per request; default 10 s. */
+  readonly timeoutMs?: number;
+  /** Unix milliseconds (tests). */
+  readonly now?: () => number;
+}
+
+export interface ReportWriteOutcome {
+  readonly state: 'written' | 'absent' | 'failed';
+  readonly created: number;
+  readonly updated: number;
+  readonly deleted: number;
+  readonly unchanged: number;
+}
+
+export interface ReportWriter {
+  write(result: AuditResult): Promise<ReportWriteOutcome>;
+  describe(): Readonly<Record<string, unknown>>;
+}
+
+interface Stored {
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+  };
+  summary?: unknown;
+  results?: unknown;
+}
+
+const LIST_PAGE = 500;
+
+type Counts = { created: number; updated: number; deleted: number; unchanged: number };
+
+const NOTHING: Counts = { created: 0, updated: 0, deleted: 0, unchanged: 0 };
+
+class KubeReportWriter implements ReportWriter {
+  private readonly base: string;
+  private readonly what: string;
+  private readonly timeoutMs: number;
+  private state: ReportWriteOutcome['state'] | 'pending' = 'pending';
+  private lastError: string | undefined;
+
+  constructor(private readonly opts: ReportWriterOptions) {
+    this.base = `/apis/${opts.api.group}/${opts.api.version}`;
+    this.what = `${opts.api.plural}.${opts.api.group}/${opts.api.version}`;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  async write(result: AuditResult): Promise<ReportWriteOutcome> {
+    let stored: Map<string, Stored>;
+    try {
+      stored = await this.listOurs();
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return this.absent();
+      return this.failed(err);
+    }
+    if (this.state === 'absent')
+      this.opts.logger.info({ api: this.what }, `audit reports: ${this.what} is served now; writing reports`);
+    try {
+      const counts = await this.sync(result, stored);
+      this.state = 'written';
+      this.lastError = undefined;
+      if (counts.created + counts.updated + counts.deleted > 0)
+        this.opts.logger.info({ api: this.what, ...counts }, 'audit reports written');
+      return { state: this.state, ...counts };
+    } catch (err) {
+      return this.failed(err);
+    }
+  }
+
+  describe(): Readonly<Record<string, unknown>> {
+    return { api: this.what, state: this.state, ...(this.lastError ? { lastError: this.lastError } : {}) };
+  }
+
+  private collection(ns: string): string {
+    return `${this.base}/namespaces/${encodeURIComponent(ns)}/${this.opts.api.plural}`;
+  }
+
+  private request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, extra: object = {}) {
+    return requestJson(this.opts.kc, method, path, { timeoutMs: this.timeoutMs, ...extra });
+  }
+
+  /** Every report of ours, all namespaces, page by page. */
+  private async listOurs(): Promise<Map<string, Stored>> {
+    const out = new Map<string, Stored>();
+    let token: string | undefined;
+    do {
+      const query: Record<string, string> = {
+        labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+        limit: String(LIST_PAGE),
+        ...(token ? { continue: token } : {}),
+      };
+      const page = (await this.request('GET', `${this.base}/${this.opts.api.plural}`, { query })) as {
+        items?: Stored[];
+        metadata?: { continue?: string };
+      };
+      for (const item of page.items ?? [])
+        if (item.metadata?.name === REPORT_NAME) out.set(item.metadata.namespace, item);
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return out;
+  }
+
+  private async create(desired: ReportObject, counts: Counts): Promise<void> {
+    const ns = desired.metadata.namespace;
+    try {
+      await this.request('POST', this.collection(ns), { body: desired });
+      counts.created++;
+    } catch (err) {
+      // An object of that name without our label belongs to someone else: leave it alone.
+      if (httpStatusOf(err) !== 409) throw err;
+      this.opts.logger.warn(
+        { report: `${ns}/${REPORT_NAME}`, api: this.what },
+        'audit reports: a report of that name exists without our label; left alone',
+      );
+    }
+  }
+
+  private async update(desired: ReportObject, stored: Stored, counts: Counts): Promise<void> {
+    if (reportContent(stored) === reportContent(desired)) {
+      counts.unchanged++;
+      return;
+    }
+    const metadata = { ...desired.metadata, resourceVersion: stored.metadata.resourceVersion };
+    const path = `${this.collection(desired.metadata.namespace)}/${REPORT_NAME}`;
+    await this.request('PUT', path, { body: { ...desired, metadata } });
+    counts.updated++;
+  }
+
+  private async remove(ns: string, counts: Counts): Promise<void> {
+    try {
+      await this.request('DELETE', `${this.collection(ns)}/${REPORT_NAME}`);
+      counts.deleted++;
+    } catch (err) {
+      if (httpStatusOf(err) !== 404) throw err; // already gone
+    }
+  }
+
+  private async sync(result: AuditResult, stored: Map<string, Stored>): Promise<Counts> {
+    const counts = { ...NOTHING };
+    const seen = new Map<string, number>();
+    for (const s of stored.values()) for (const [k, v] of seenTimestamps(s)) seen.set(k, v);
+    const nowSeconds = Math.floor((this.opts.now ?? Date.now)() / 1000);
+    const desired = desiredReports(result, this.opts.api, { nowSeconds, seen });
+    // One namespace failing (a conflict, a namespace being deleted) must not stop the others.
+    const failures: string[] = [];
+    const attempt = async (ns: string, job: () => Promise<void>): Promise<void> => {
+      try {
+        await job();
+      } catch (err) {
+        failures.push(`${ns}: ${describeKubeError(err)}`);
+      }
+    };
+    for (const [ns, report] of desired) {
+      const old = stored.get(ns);
+      await attempt(ns, () => (old ? this.update(report, old, counts) : this.create(report, counts)));
+    }
+    for (const ns of stored.keys()) if (!desired.has(ns)) await attempt(ns, () => this.remove(ns, counts));
+    if (failures.length > 0)
+      throw new Error(
+        `${failures.length} report writes failed (retried next pass): ${failures.slice(0, 3).join('; ')}`,
+      );
+    return counts;
+  }
+
+  private absent(): ReportWriteOutcome {
+    if (this.state !== 'absent')
+      this.opts.logger.warn(
+        { api: this.what },
+        `audit reports: ${this.what} is not served (is its CRD installed?); no reports are written until it is, the audit goes on`,
+      );
+    this.state = 'absent';
+    return { state: this.state, ...NOTHING };
+  }
+
+  private failed(err: unknown): ReportWriteOutcome {
+    const message =
+      err instanceof Error && httpStatusOf(err) === undefined ? err.message : describeKubeError(err);
+    // Said once per distinct error, not once per pass.
+    if (message !== this.lastError)
+      this.opts.logger.warn(
+        { api: this.what, err: message },
+        'audit reports: writing failed; retried next pass',
+      );
+    this.lastError = message;
+    this.state = 'failed';
+    return { state: this.state, ...NOTHING };
+  }
+}
+
+export function startReportWriter(opts: ReportWriterOptions): ReportWriter {
+  return new KubeReportWriter(opts);
+}

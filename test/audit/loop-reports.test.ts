@@ -1,0 +1,71 @@
+/** The loop hands each pass of the leader to the report writer, and only the leader's. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
+import { auditMetrics } from '../../src/audit/metrics.js';
+import { judgeWithContext } from '../../src/audit/judge.js';
+import type { AuditResult } from '../../src/audit/pass.js';
+import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
+import { context as baseContext, ranges } from '../support/gateways.js';
+import { capturingLogger } from '../cluster/helpers.js';
+import { gateway } from '../cluster/fake-apiserver.js';
+
+async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+let loop: AuditLoop | undefined;
+afterEach(async () => {
+  await loop?.stop();
+  loop = undefined;
+});
+
+describe('startAuditLoop afterPass', () => {
+  it('is called with each result while leading, never while another replica leads, and its failure is only logged', async () => {
+    const { logger, lines } = capturingLogger();
+    let leading = false;
+    let inputs = 'a';
+    const written: AuditResult[] = [];
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      inputsPollMs: 5,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        yield {
+          items: [
+            gateway('apps', 'g', {
+              spec: [{ type: 'IPAddress', value: '192.168.1.1', routability: 'Cluster' }],
+            }),
+          ],
+          page: 1,
+          restarted: false,
+        };
+      },
+      judge: () => judgeWithContext(baseContext({ ranges: ranges('10.96.0.0/12') })),
+      inputs: () => inputs,
+      leading: () => leading,
+      afterPass: async (result) => {
+        written.push(result);
+        if (written.length === 2) throw new Error('boom');
+      },
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    // Not leading: passes happen (the start pass) but nothing is written.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(written).toEqual([]);
+    leading = true;
+    inputs = 'b';
+    await until(() => written.length === 1, 'a write as leader');
+    expect(written[0]!.violations).toBe(1);
+    inputs = 'c';
+    await until(() => written.length === 2, 'a second write');
+    await until(() => lines.some((l) => l.msg === 'audit: writing the results failed'), 'the logged failure');
+    expect(loop.describe()['lastError']).toBeUndefined();
+    expect(loop.lastResult()?.violations).toBe(1);
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The report writer against the fake API server serving the report CRD:
+ * reports created, updated when findings change, left alone when they do
+ * not, removed when a namespace's Gateways become clean; others' reports
+ * never touched; an absent CRD said once while the writer keeps trying.
+ * Every write goes through the CRD schema, as the API server would judge it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadKubeconfig } from '../../src/cluster/kubeconfig.js';
+import { startReportWriter } from '../../src/cluster/report-writer.js';
+import { auditPass, type AuditResult } from '../../src/audit/pass.js';
+import { judgeWithContext } from '../../src/audit/judge.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
+import { context as baseContext, ranges } from '../support/gateways.js';
+import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+import { FakeReports } from '../cluster/fake-reports.js';
+import { capturingLogger } from '../cluster/helpers.js';
+import { reportValidator, type ReportCrd } from './report-crds.js';
+
+const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
+const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
+const externalInside = { type: 'IPAddress', value: '10.96.0.30', routability: 'External' };
+
+async function audit(objects: unknown[]): Promise<AuditResult> {
+  const ctx = baseContext({ ranges: ranges('10.96.0.0/16'), statusPolicy: 'warn' });
+  return auditPass(
+    (async function* () {
+      yield { items: objects, page: 1, restarted: false };
+    })(),
+    judgeWithContext(ctx),
+  );
+}
+
+let fake: FakeApiServer | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setUp(mode: 'policyreport' | 'openreports', crd: ReportCrd) {
+  fake = await FakeApiServer.start();
+  const validate = reportValidator(crd);
+  const store = FakeReports.attach(fake, REPORT_APIS[mode], validate);
+  const { logger, lines } = capturingLogger();
+  const { kc } = loadKubeconfig({ kubeconfig: fake.kubeconfigPath, env: {} });
+  let clock = 1_800_000_000_000;
+  const writer = startReportWriter({ kc, api: REPORT_APIS[mode], logger, now: () => clock });
+  return { store, lines, writer, tick: (ms: number) => (clock += ms) };
+}
+
+describe.each([
+  ['policyreport', 'policyreportKyverno'],
+  ['openreports', 'openreports'],
+] as const)('report writer (%s)', (mode, crd) => {
+  it('creates, updates, keeps and garbage-collects one report per namespace', async () => {
+    const { store, writer, tick, lines } = await setUp(mode, crd);
+    // Someone else's report, in a namespace that will have ours too, and one of ours-by-name but not by label.
+    store.put({
+      metadata: { name: 'kyverno-report', namespace: 'apps', labels: { [MANAGED_BY_LABEL]: 'kyverno' } },
+      results: [],
+    });
+    store.put({ metadata: { name: REPORT_NAME, namespace: 'other' }, results: [] });
+
+    const first = await writer.write(
+      await audit([
+        gateway('apps', 'a', { spec: [outside] }),
+        gateway('edge', 'b', { spec: [externalInside] }),
+        gateway('other', 'c', { spec: [outside] }),
+        gateway('clean', 'd', { spec: [inside] }),
+      ]),
+    );
+    expect(first).toMatchObject({ state: 'written', created: 2, updated: 0, deleted: 0 });
+    expect(store.get('apps', REPORT_NAME)?.['results']).toHaveLength(1);
+    expect(store.get('edge', REPORT_NAME)?.['summary']).toMatchObject({ fail: 1 });
+    expect(store.get('clean', REPORT_NAME)).toBeUndefined();
+    // "other" holds a report of our name without our label: left alone, said so.
+    expect(store.get('other', REPORT_NAME)?.metadata['labels']).toBeUndefined();
+    expect(lines.filter((l) => l.msg.includes('without our label'))).toHaveLength(1);
+    const createdAt = (store.get('apps', REPORT_NAME)!['results'] as { timestamp: { seconds: number } }[])[0]!
+      .timestamp.seconds;
+
+    // Nothing changed: no writes at all.
+    tick(60_000);
+    const writesBefore = store.writes.length;
+    const same = await writer.write(
+      await audit([
+        gateway('apps', 'a', { spec: [outside] }),
+        gateway('edge', 'b', { spec: [externalInside] }),
+      ]),
+    );
+    expect(same).toMatchObject({ created: 0, updated: 0, deleted: 0, unchanged: 2 });
+    expect(store.writes.length).toBe(writesBefore);
+
+    // apps gains a finding, edge becomes clean.
+    tick(60_000);
+    const changed = await writer.write(
+      await audit([
+        gateway('apps', 'a', { spec: [outside] }),
+        gateway('apps', 'e', { spec: [externalInside] }),
+        gateway('edge', 'b', { spec: [inside] }),
+      ]),
+    );
+    expect(changed).toMatchObject({ created: 0, updated: 1, deleted: 1 });
+    const results = store.get('apps', REPORT_NAME)!['results'] as {
+      resources: { name: string }[];
+      timestamp: { seconds: number };
+    }[];
+    expect(results.map((r) => r.resources[0]!.name)).toEqual(['a', 'e']);
+    expect(results[0]!.timestamp.seconds).toBe(createdAt); // first seen, kept
+    expect(results[1]!.timestamp.seconds).toBe(createdAt + 120);
+    expect(store.get('edge', REPORT_NAME)).toBeUndefined();
+    expect(store.get('apps', 'kyverno-report')).toBeDefined();
+
+    // Everything clean: our reports go, others' stay.
+    const clean = await writer.write(await audit([gateway('apps', 'a', { spec: [inside] })]));
+    expect(clean).toMatchObject({ deleted: 1 });
+    expect([...store.objects.keys()].sort()).toEqual([`apps/kyverno-report`, `other/${REPORT_NAME}`]);
+    expect(
+      store.writes
+        .filter((w) => w.method === 'DELETE')
+        .map((w) => w.key)
+        .sort(),
+    ).toEqual([`apps/${REPORT_NAME}`, `edge/${REPORT_NAME}`]);
+    expect(lines.filter((l) => l.msg === 'audit reports written')).toHaveLength(3);
+  });
+
+  it('says once that the report CRD is absent, keeps trying, and writes once it is installed', async () => {
+    const { store, writer, lines } = await setUp(mode, crd);
+    store.served = false;
+    const result = await audit([gateway('apps', 'a', { spec: [outside] })]);
+    for (let i = 0; i < 3; i++) expect(await writer.write(result)).toMatchObject({ state: 'absent' });
+    const absent = lines.filter((l) => String(l.msg).includes('is not served'));
+    expect(absent).toHaveLength(1);
+    expect(absent[0]!.level).toBe(40);
+    expect(writer.describe()).toMatchObject({ state: 'absent' });
+
+    store.served = true;
+    expect(await writer.write(result)).toMatchObject({ state: 'written', created: 1 });
+    expect(lines.filter((l) => String(l.msg).includes('is served now'))).toHaveLength(1);
+    expect(store.get('apps', REPORT_NAME)?.metadata['labels']).toEqual({ [MANAGED_BY_LABEL]: MANAGED_BY });
+  });
+});
+
+describe('report writer failures', () => {
+  it('a namespace whose write is refused does not stop the others; the error is logged once, retried next pass', async () => {
+    fake = await FakeApiServer.start();
+    let refuse = true;
+    const store = FakeReports.attach(fake, REPORT_APIS.policyreport, (object) => ({
+      errors:
+        refuse && (object as { metadata: { namespace: string } }).metadata.namespace === 'bad'
+          ? ['metadata.namespace: namespace bad is being terminated']
+          : [],
+      stored: object,
+    }));
+    const { logger, lines } = capturingLogger();
+    const { kc } = loadKubeconfig({ kubeconfig: fake.kubeconfigPath, env: {} });
+    const writer = startReportWriter({ kc, api: REPORT_APIS.policyreport, logger });
+    const result = await audit([
+      gateway('bad', 'a', { spec: [outside] }),
+      gateway('good', 'b', { spec: [outside] }),
+    ]);
+
+    for (let i = 0; i < 2; i++) expect(await writer.write(result)).toMatchObject({ state: 'failed' });
+    expect(store.get('good', REPORT_NAME)).toBeDefined();
+    expect(store.get('bad', REPORT_NAME)).toBeUndefined();
+    const failed = lines.filter((l) => l.msg === 'audit reports: writing failed; retried next pass');
+    expect(failed).toHaveLength(1);
+    expect(String(failed[0]!['err'])).toContain('bad: HTTP 422');
+    expect(writer.describe()).toMatchObject({ state: 'failed' });
+
+    refuse = false;
+    expect(await writer.write(result)).toMatchObject({ state: 'written', created: 1, unchanged: 1 });
+    expect(store.get('bad', REPORT_NAME)).toBeDefined();
+  });
+});

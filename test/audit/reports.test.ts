@@ -1,0 +1,209 @@
+/**
+ * The report objects built from an audit pass: one per namespace with
+ * findings, one result per finding, and valid under the published CRDs
+ * (test/fixtures/report-crds) as the API server would judge them.
+ */
+import { describe, expect, it } from 'vitest';
+import { auditPass, type AuditResult } from '../../src/audit/pass.js';
+import { judgeWithContext } from '../../src/audit/judge.js';
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  OMITTED_ANNOTATION,
+  REPORT_APIS,
+  REPORT_NAME,
+  desiredReports,
+  reportContent,
+  resultKey,
+  seenTimestamps,
+  type ReportObject,
+} from '../../src/audit/reports.js';
+import { context as baseContext, ranges } from '../support/gateways.js';
+import { gateway } from '../cluster/fake-apiserver.js';
+import { reportValidator, type ReportCrd } from './report-crds.js';
+
+const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
+const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
+const externalInside = { type: 'IPAddress', value: '10.96.0.30', routability: 'External' };
+
+async function audit(objects: unknown[]): Promise<AuditResult> {
+  const ctx = baseContext({ ranges: ranges('10.96.0.0/16'), statusPolicy: 'warn' });
+  return auditPass(
+    (async function* () {
+      yield { items: objects, page: 1, restarted: false };
+    })(),
+    judgeWithContext(ctx),
+  );
+}
+
+const uid = (g: ReturnType<typeof gateway>, value: string) => ({
+  ...g,
+  metadata: { ...g.metadata, uid: value },
+});
+
+const STORED = [
+  uid(gateway('apps', 'two-bad', { spec: [outside, externalInside] }), 'uid-two-bad'),
+  gateway('apps', 'fine', { spec: [inside] }),
+  gateway('edge', 'status-only', {
+    spec: [inside],
+    status: [{ type: 'IPAddress', value: '192.168.1.1', routability: 'Cluster' }],
+  }),
+  gateway('clean', 'fine', { spec: [inside] }),
+];
+
+describe('desiredReports', () => {
+  it('builds one report per namespace with findings, one result per failing entry, the Gateway as resource', async () => {
+    const reports = desiredReports(await audit(STORED), REPORT_APIS.policyreport, {
+      nowSeconds: 1_800_000_000,
+    });
+    expect([...reports.keys()].sort()).toEqual(['apps', 'edge']);
+    const apps = reports.get('apps')!;
+    expect(apps.apiVersion).toBe('wgpolicyk8s.io/v1alpha2');
+    expect(apps.kind).toBe('PolicyReport');
+    expect(apps.metadata).toEqual({
+      name: REPORT_NAME,
+      namespace: 'apps',
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+    });
+    expect(apps.summary).toEqual({ pass: 0, fail: 2, warn: 0, error: 0, skip: 0 });
+    expect(apps.results.map((r) => [r.policy, r.rule, r.result, r.severity, r.properties['field']])).toEqual([
+      [
+        'ClusterAddressOutsideServiceRange',
+        'ClusterAddressOutsideServiceRange',
+        'fail',
+        'high',
+        'spec.addresses[0].value',
+      ],
+      [
+        'ExternalAddressInsideServiceRange',
+        'ExternalAddressInsideServiceRange',
+        'fail',
+        'high',
+        'spec.addresses[1].value',
+      ],
+    ]);
+    expect(apps.results[0]!.message).toContain('spec.addresses[0].value: Invalid value: "192.168.7.7"');
+    expect(apps.results[0]!.resources).toEqual([
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        namespace: 'apps',
+        name: 'two-bad',
+        uid: 'uid-two-bad',
+      },
+    ]);
+    expect(apps.results[0]!.timestamp).toEqual({ seconds: 1_800_000_000, nanos: 0 });
+    expect(apps.source).toBeUndefined();
+    // A status finding under --status-policy warn is a warn result, not scored.
+    const edge = reports.get('edge')!;
+    expect(edge.summary).toMatchObject({ fail: 0, warn: 1 });
+    expect(edge.results[0]).toMatchObject({
+      result: 'warn',
+      severity: 'medium',
+      scored: false,
+      properties: { scope: 'status' },
+    });
+  });
+
+  it('OpenReports: the same results, the Report kind and a report-level source', async () => {
+    const reports = desiredReports(await audit(STORED), REPORT_APIS.openreports, { nowSeconds: 1 });
+    const apps = reports.get('apps')!;
+    expect(apps.apiVersion).toBe('openreports.io/v1alpha1');
+    expect(apps.kind).toBe('Report');
+    expect(apps.source).toBe('gateway-routability-webhook');
+    expect(apps.results).toHaveLength(2);
+  });
+
+  it('keeps the first-seen timestamp of a finding already reported', async () => {
+    const result = await audit(STORED);
+    const first = desiredReports(result, REPORT_APIS.policyreport, { nowSeconds: 100 });
+    const seen = seenTimestamps(first.get('apps')!);
+    const again = desiredReports(result, REPORT_APIS.policyreport, { nowSeconds: 500, seen });
+    expect(again.get('apps')!.results.map((r) => r.timestamp.seconds)).toEqual([100, 100]);
+    expect(again.get('edge')!.results.map((r) => r.timestamp.seconds)).toEqual([500]);
+    expect(reportContent(again.get('apps')!)).toBe(reportContent(first.get('apps')!));
+    expect(seen.get(resultKey(first.get('apps')!.results[0]!))).toBe(100);
+  });
+
+  it('caps the results of a report, counting all of them in the summary and the omitted ones in an annotation', async () => {
+    const many = Array.from({ length: 5 }, (_, i) => gateway('apps', `gw-${i}`, { spec: [outside] }));
+    const report = desiredReports(await audit(many), REPORT_APIS.policyreport, {
+      nowSeconds: 1,
+      maxResults: 3,
+    }).get('apps')!;
+    expect(report.results).toHaveLength(3);
+    expect(report.summary.fail).toBe(5);
+    expect(report.metadata.annotations).toEqual({ [OMITTED_ANNOTATION]: '2' });
+  });
+
+  it('compares content regardless of key order and of the pruned source field', async () => {
+    const report = desiredReports(await audit(STORED), REPORT_APIS.policyreport, { nowSeconds: 1 }).get(
+      'apps',
+    )!;
+    const sortKeys = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sortKeys)
+        : typeof v === 'object' && v !== null
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .reverse()
+                .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    const reordered = sortKeys(report) as ReportObject;
+    expect(reportContent(reordered)).toBe(reportContent(report));
+    const pruned = { ...report, results: report.results.map(({ source: _s, ...r }) => r) };
+    expect(reportContent(pruned)).toBe(reportContent(report));
+    const changed = { ...report, results: report.results.slice(1) };
+    expect(reportContent(changed)).not.toBe(reportContent(report));
+  });
+});
+
+describe('report objects against the published CRD schemas', () => {
+  const cases: { crd: ReportCrd; mode: 'policyreport' | 'openreports'; pruned: RegExp[] }[] = [
+    // The wg-policy-prototypes CRD predates results[].source: the API server drops it, nothing else.
+    { crd: 'policyreport', mode: 'policyreport', pruned: [/^\.results\[\d+\]\.source$/] },
+    { crd: 'policyreportKyverno', mode: 'policyreport', pruned: [] },
+    { crd: 'openreports', mode: 'openreports', pruned: [] },
+  ];
+  for (const { crd, mode, pruned } of cases)
+    it(`${mode} reports validate against ${crd}`, async () => {
+      const validate = reportValidator(crd);
+      const many = Array.from({ length: 4 }, (_, i) => gateway('apps', `gw-${i}`, { spec: [outside] }));
+      const reports = desiredReports(await audit([...STORED, ...many]), REPORT_APIS[mode], {
+        nowSeconds: 1_800_000_000,
+        maxResults: 3,
+      });
+      expect(reports.size).toBe(2);
+      for (const report of reports.values()) {
+        const v = validate(report);
+        expect(v.errors).toEqual([]);
+        for (const path of v.pruned)
+          expect(
+            pruned.some((p) => p.test(path)),
+            path,
+          ).toBe(true);
+        if (pruned.length > 0) expect(v.pruned.length).toBe(report.results.length);
+      }
+    });
+
+  it('the validator is not a pushover: a wrong enum, a missing policy and a wrong type fail', () => {
+    for (const crd of ['policyreport', 'policyreportKyverno', 'openreports'] as const) {
+      const validate = reportValidator(crd);
+      const bad = {
+        apiVersion: 'x/y',
+        kind: 'PolicyReport',
+        metadata: { name: 'r', namespace: 'n' },
+        summary: { fail: 'one' },
+        results: [{ result: 'failed', severity: 'urgent', timestamp: { seconds: 1 } }],
+      };
+      const errors = validate(bad).errors.join('\n');
+      expect(errors).toContain("must have required property 'policy'");
+      expect(errors).toContain('/results/0/result must be equal to one of the allowed values');
+      expect(errors).toContain('/results/0/severity must be equal to one of the allowed values');
+      expect(errors).toContain("/results/0/timestamp must have required property 'nanos'");
+      expect(errors).toContain('/summary/fail must be integer');
+    }
+  });
+});
