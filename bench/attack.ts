@@ -1,6 +1,6 @@
 /**
  * The hostile-client attacks at the issue's full sizes, each against a fresh
- * server with a 256 MiB pod's heap, beside an ordinary client. Not run in CI:
+ * server with the heap a 256 MiB pod gives Node (POD_NODE_ARGS), beside an ordinary client. Not run in CI:
  * `npm run attack` (a few minutes). 127.0.0.1 only.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import {
   flatBodies,
   formatReport,
   hugeStatusMutate,
+  POD_NODE_ARGS,
   idleTlsConnections,
   silentTcpConnections,
   type AttackReport,
@@ -39,7 +40,7 @@ try {
     const server = await spawnWebhook({
       certs,
       logFile: join(tmp.path, `${name}.log`),
-      nodeArgs: ['--max-old-space-size=128'],
+      nodeArgs: POD_NODE_ARGS,
     });
     try {
       const report = await attack({ port: server.port, pid: server.pid, ca });

@@ -19,6 +19,7 @@ describe('serve configuration', () => {
       logLevel: 'info',
       shutdownTimeoutSeconds: 10,
       maxBodyBytes: 7 * 1024 * 1024,
+      maxInflightBodyBytes: 8 * 1024 * 1024,
       dev: false,
     });
   });

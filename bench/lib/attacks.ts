@@ -4,12 +4,22 @@
  * RSS sampled from /proc. Used by test/reliability/hostile.test.ts (small
  * scale, in CI) and bench/attack.ts (`npm run attack`, larger scale).
  */
+import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Agent } from 'node:https';
 import { keepAliveAgent, post, reviewProblem, type Reply } from './client.js';
-import { sampleMemory } from './servers.js';
 import { createSmallReview, uidFor, type JsonObject } from '../payloads.js';
+
+/**
+ * The V8 heap a 256 MiB pod gives Node: Node sizes V8 from the cgroup's memory
+ * limit, and in `podman run --memory=256m` both Node 20 and Node 24 report a
+ * heap_size_limit of 259 MiB, a 256 MiB old generation and 1 MiB semi-spaces.
+ * These flags give the same limit on an unconstrained machine, where V8 would
+ * otherwise size itself from the host's memory (Node 24: 64 MiB of young
+ * generation, which the pod never has) and collect far later than a replica.
+ */
+export const POD_NODE_ARGS: readonly string[] = ['--max-old-space-size=256', '--max-semi-space-size=1'];
 
 export interface AttackTarget {
   readonly port: number;
@@ -21,6 +31,12 @@ export interface AttackReport {
   readonly name: string;
   /** Peak RSS of the server during the attack, MiB. */
   readonly peakRssMiB: number;
+  /**
+   * Peak anonymous RSS, MiB: RSS without the pages mapped from files (mostly the
+   * node binary: ~42 MiB on Node 20, ~79 MiB on Node 24), which the kernel can
+   * drop and read again under pressure.
+   */
+  readonly peakAnonMiB: number;
   /** RSS after the attack ended and its connections closed, MiB. */
   readonly afterRssMiB: number;
   /** The ordinary client's reviews: answered correctly / not. */
@@ -33,6 +49,32 @@ export interface AttackReport {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Samples VmRSS and RssAnon of `pid` every `everyMs` until stopped (MiB). */
+function sampleRss(pid: number, everyMs: number) {
+  const rss: number[] = [];
+  const anon: number[] = [];
+  const take = () => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const mib = (field: string) =>
+        Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024;
+      rss.push(mib('VmRSS'));
+      anon.push(mib('RssAnon'));
+    } catch {
+      // the process is gone: no sample
+    }
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      take();
+      return { rss, anon };
+    },
+  };
+}
 
 let ordinaryCount = 0;
 
@@ -84,7 +126,7 @@ export async function runAttack(
 ): Promise<AttackReport> {
   const statuses: Record<string, number> = {};
   const notes: string[] = [];
-  const memory = sampleMemory(target.pid, 100);
+  const memory = sampleRss(target.pid, 100);
   const ordinary = ordinaryClient(target);
   await sleep(200);
   await attack(statuses, notes);
@@ -93,8 +135,9 @@ export async function runAttack(
   const samples = memory.stop();
   return {
     name,
-    peakRssMiB: Math.max(...samples),
-    afterRssMiB: samples.at(-1)!,
+    peakRssMiB: Math.max(...samples.rss),
+    peakAnonMiB: Math.max(...samples.anon),
+    afterRssMiB: samples.rss.at(-1)!,
     ordinaryOk: result.ok,
     ordinaryFailures: result.failures,
     ordinaryMaxMs: result.maxMs,
@@ -297,7 +340,7 @@ export function formatReport(r: AttackReport): string {
     .map(([k, v]) => `${k}×${v}`)
     .join(' ');
   return (
-    `${r.name}: peak RSS ${r.peakRssMiB.toFixed(0)} MiB, after ${r.afterRssMiB.toFixed(0)} MiB; ` +
+    `${r.name}: peak RSS ${r.peakRssMiB.toFixed(0)} MiB (anonymous ${r.peakAnonMiB.toFixed(0)}), after ${r.afterRssMiB.toFixed(0)} MiB; ` +
     `ordinary reviews ${r.ordinaryOk} ok, ${r.ordinaryFailures.length} failed, slowest ${r.ordinaryMaxMs.toFixed(0)} ms; ` +
     `attack answers ${statuses || '-'}${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`
   );

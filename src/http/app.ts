@@ -119,7 +119,7 @@ function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, budget:
     const timeout = parseTimeoutParam((request.query as Record<string, unknown> | undefined)?.['timeout']);
     const waitMs = Math.min(BODY_WAIT_MS, (timeout ?? 10_000) / 2);
     const declared = length === undefined ? undefined : Number(length);
-    readJsonBodyWithin(budget, payload, declared, { ...limits, waitMs }, done);
+    readJsonBodyWithin(budget, payload, { declaredLength: declared, limits: { ...limits, waitMs } }, done);
   });
   app.addContentTypeParser('*', (_request, _payload, done) => {
     done(new HttpError(400, 'Content-Type must be application/json'));

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { BodyBudget } from './body-budget.js';
+import { BodyBytes } from './body-bytes.js';
 import { nestsDeeperThan } from './json-depth.js';
 
 export class HttpError extends Error {
@@ -32,86 +33,108 @@ export interface BodyLimits {
   readonly maxDepth: number;
 }
 
-export function readJsonBody(
-  payload: IncomingMessage,
-  declaredLength: number | undefined,
-  limits: BodyLimits,
-  done: (err: Error | null, body?: unknown) => void,
+export interface BodyRequest<L extends BodyLimits = BodyLimits> {
+  /** The request's `Content-Length`, when it has one. */
+  readonly declaredLength: number | undefined;
+  readonly limits: L;
   /** Refuse the request with this error, after reading and discarding its body. */
-  refusal?: HttpError,
-): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let discarded = 0;
-  let over = false;
-  let settled = false;
-  let drainTimer: NodeJS.Timeout | undefined;
+  readonly refusal?: HttpError;
+}
 
-  const tooLarge = (close: boolean) =>
-    refusal
+export type BodyDone = (err: Error | null, body?: unknown) => void;
+
+/** The body's bytes as JSON, or the 400 that says why they are not an acceptable review body. */
+export function parseJsonBody(bytes: Buffer, maxDepth: number): { body: unknown } | HttpError {
+  if (bytes.length === 0) return new HttpError(400, 'empty body: expected an AdmissionReview');
+  if (nestsDeeperThan(bytes, maxDepth))
+    return new HttpError(400, `body nests deeper than ${maxDepth} levels`);
+  try {
+    return { body: JSON.parse(bytes.toString('utf8')) as unknown };
+  } catch (err) {
+    return new HttpError(400, `body is not valid JSON: ${(err as Error).message.slice(0, 120)}`);
+  }
+}
+
+/** Reads one request body: collects it within the size limit, or discards it and refuses. */
+class BodyReader {
+  private readonly bytes: BodyBytes;
+  private discarded = 0;
+  private over = false;
+  private settled = false;
+  private drainTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly payload: IncomingMessage,
+    private readonly request: BodyRequest,
+    private readonly done: BodyDone,
+  ) {
+    this.bytes = new BodyBytes(request.declaredLength);
+  }
+
+  start(): void {
+    const { payload, request } = this;
+    if (payload.destroyed) return this.onClose();
+    const declared = request.declaredLength;
+    if (request.refusal || (declared !== undefined && declared > request.limits.maxBytes))
+      this.startDraining();
+    payload.on('data', this.onData);
+    payload.on('end', this.onEnd);
+    payload.on('error', this.onError);
+    payload.on('close', this.onClose);
+  }
+
+  private tooLarge(close: boolean): HttpError {
+    const { refusal, limits } = this.request;
+    return refusal
       ? new HttpError(refusal.statusCode, refusal.message, close || refusal.closeConnection)
       : new HttpError(413, `request body is larger than ${limits.maxBytes} bytes`, close);
+  }
 
-  const settle = (err: Error | null, body?: unknown) => {
-    if (settled) return;
-    settled = true;
-    if (drainTimer) clearTimeout(drainTimer);
-    payload.removeListener('data', onData);
-    payload.removeListener('end', onEnd);
-    payload.removeListener('error', onError);
-    payload.removeListener('close', onClose);
-    done(err, body);
+  private settle(err: Error | null, body?: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.drainTimer) clearTimeout(this.drainTimer);
+    this.payload.removeListener('data', this.onData);
+    this.payload.removeListener('end', this.onEnd);
+    this.payload.removeListener('error', this.onError);
+    this.payload.removeListener('close', this.onClose);
+    this.done(err, body);
+  }
+
+  private startDraining(): void {
+    this.over = true;
+    this.bytes.clear();
+    this.drainTimer = setTimeout(() => this.settle(this.tooLarge(true)), this.request.limits.drainMs);
+    this.drainTimer.unref();
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.over) {
+      this.discarded += chunk.length;
+      if (this.discarded > this.request.limits.drainBytes) this.settle(this.tooLarge(true));
+    } else if (this.bytes.size + chunk.length > this.request.limits.maxBytes) this.startDraining();
+    else this.bytes.append(chunk);
   };
 
-  const startDraining = () => {
-    over = true;
-    chunks.length = 0;
-    drainTimer = setTimeout(() => settle(tooLarge(true)), limits.drainMs);
-    drainTimer.unref();
+  private readonly onEnd = (): void => {
+    if (this.over) return this.settle(this.tooLarge(false));
+    const parsed = parseJsonBody(this.bytes.take(), this.request.limits.maxDepth);
+    if (parsed instanceof HttpError) this.settle(parsed);
+    else this.settle(null, parsed.body);
   };
 
-  function onData(chunk: Buffer) {
-    if (over) {
-      discarded += chunk.length;
-      if (discarded > limits.drainBytes) settle(tooLarge(true));
-      return;
-    }
-    size += chunk.length;
-    if (size > limits.maxBytes) startDraining();
-    else chunks.push(chunk);
-  }
-
-  function onEnd() {
-    if (over) return settle(tooLarge(false));
-    if (size === 0) return settle(new HttpError(400, 'empty body: expected an AdmissionReview'));
-    const bytes = Buffer.concat(chunks, size);
-    chunks.length = 0;
-    if (nestsDeeperThan(bytes, limits.maxDepth))
-      return settle(new HttpError(400, `body nests deeper than ${limits.maxDepth} levels`));
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      return settle(new HttpError(400, `body is not valid JSON: ${(err as Error).message.slice(0, 120)}`));
-    }
-    settle(null, parsed);
-  }
-
-  function onError(err: Error) {
-    settle(new HttpError(400, `request body could not be read: ${err.message}`, true));
-  }
+  private readonly onError = (err: Error): void => {
+    this.settle(new HttpError(400, `request body could not be read: ${err.message}`, true));
+  };
 
   // The connection went away before the body ended (an 'error' may not come).
-  function onClose() {
-    settle(new HttpError(400, 'request body could not be read: connection closed', true));
-  }
+  private readonly onClose = (): void => {
+    this.settle(new HttpError(400, 'request body could not be read: connection closed', true));
+  };
+}
 
-  if (payload.destroyed) return onClose();
-  if (refusal || (declaredLength !== undefined && declaredLength > limits.maxBytes)) startDraining();
-  payload.on('data', onData);
-  payload.on('end', onEnd);
-  payload.on('error', onError);
-  payload.on('close', onClose);
+export function readJsonBody(payload: IncomingMessage, request: BodyRequest, done: BodyDone): void {
+  new BodyReader(payload, request, done).start();
 }
 
 /**
@@ -123,18 +146,18 @@ export function readJsonBody(
 export function readJsonBodyWithin(
   budget: BodyBudget,
   payload: IncomingMessage,
-  declaredLength: number | undefined,
-  limits: BodyLimits & { readonly waitMs: number },
-  done: (err: Error | null, body?: unknown) => void,
+  request: BodyRequest<BodyLimits & { readonly waitMs: number }>,
+  done: BodyDone,
 ): void {
+  const { declaredLength, limits } = request;
   if (declaredLength !== undefined && declaredLength > limits.maxBytes)
-    return readJsonBody(payload, declaredLength, limits, done);
+    return readJsonBody(payload, request, done);
   budget.acquire(declaredLength ?? limits.maxBytes, limits.waitMs, (release) => {
     if (!release) {
       const refusal = new HttpError(429, 'too many request bodies in flight; retry', false);
-      return readJsonBody(payload, declaredLength, limits, done, refusal);
+      return readJsonBody(payload, { ...request, refusal }, done);
     }
-    readJsonBody(payload, declaredLength, limits, (err, body) => {
+    readJsonBody(payload, request, (err, body) => {
       release();
       done(err, body);
     });

@@ -7,7 +7,7 @@
  * The bound: the chart's memory limit is 256 MiB; a pod near its limit is
  * OOM-killed without warning, and V8 needs room to collect garbage, so a
  * replica must stay at three quarters of it (192 MiB) under any one attack.
- * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_HEAP).
+ * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_NODE_ARGS).
  *
  * Scales here are chosen to run in about a minute on 2 cores; `npm run attack`
  * runs the issue's full sizes (bench/attack.ts) and docs/reliability.md has both.
@@ -22,6 +22,7 @@ import {
   flatBodies,
   formatReport,
   hugeStatusMutate,
+  POD_NODE_ARGS,
   idleTlsConnections,
   silentTcpConnections,
   type AttackReport,
@@ -31,13 +32,6 @@ import { httpStatus } from '../../bench/lib/servers.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
 
 const RSS_BOUND_MIB = 192;
-/**
- * In a pod, Node sizes V8's heap from the cgroup's memory limit; on this
- * unconstrained machine it would size it from the host's memory and collect
- * garbage far later than a replica does. The upper end of what a 256 MiB pod
- * gets is set explicitly.
- */
-const POD_HEAP = ['--max-old-space-size=128'];
 const run = promisify(execFile);
 
 function expectHeld(report: AttackReport, served: Served, rssBound = RSS_BOUND_MIB) {
@@ -57,7 +51,7 @@ describe('hostile clients (default caps)', () => {
   let served: Served;
   let target: AttackTarget;
   beforeEach(async () => {
-    served = await serve([], 'hostile-', POD_HEAP);
+    served = await serve([], 'hostile-', POD_NODE_ARGS);
     target = { port: served.server.port, pid: served.server.pid, ca: served.ca };
   }, 30_000);
   afterEach(() => served.close());
@@ -95,11 +89,8 @@ describe('hostile clients (default caps)', () => {
 
   it('16 concurrent flat 6 MB bodies wait for the body budget', async () => {
     const report = await flatBodies(target, 16, 6_000_000);
-    // Garbage from 96 MB of parsed bodies: alone this peaks at 135-157 MiB on Node 20 and 218 MiB on
-    // Node 24, but when the whole suite runs in parallel V8 collects later (Node 20: 207-215 MiB,
-    // Node 24: 232-239 MiB seen). Under the 256Mi limit, but not well under: an open item of the
-    // hostile-client work (a smaller in-flight body budget, or a larger limit). Just under the limit here.
-    expectHeld(report, served, 250);
+    // TODO figures
+    expectHeld(report, served);
     const answered = (report.statuses['200'] ?? 0) + (report.statuses['429'] ?? 0);
     expect(answered).toBe(16);
   }, 90_000);
