@@ -20,11 +20,12 @@ export interface BodyBudgetLimits {
 }
 
 /**
- * Defaults, measured (docs/reliability.md): each body in flight costs about
- * four times its size while read and parsed (chunks, joined buffer, string,
- * parsed value). 16 concurrent 6 MB bodies peaked at 221 MiB with a 24 MiB
- * budget, 169 MiB with 16 MiB and 135 MiB with 8 MiB: 8 MiB (one of the
- * largest bodies at a time) keeps a replica far from the chart's 256 MiB.
+ * Defaults, measured (docs/reliability.md): each body in flight costs several
+ * times its size until V8 collects (its bytes, the decoded string, the parsed
+ * value, the chunks it arrived in). 16 concurrent 6 MB bodies peaked at
+ * 221 MiB with a 24 MiB budget, 169 MiB with 16 MiB and 135 MiB with 8 MiB on
+ * Node 20; 211-220 and 153-178 MiB on Node 24 at 24 and 8 MiB. 8 MiB, one of
+ * the largest reviews at a time, keeps a replica far from the chart's 256 MiB.
  * Ordinary reviews (up to 64 KiB) get 8 MiB more of their own.
  */
 export const DEFAULT_BODY_BUDGET: BodyBudgetLimits = {
@@ -51,6 +52,14 @@ export interface BodyBudget {
   readonly waiting: () => number;
 }
 
+/** Whether a body of `bytes` fits beside `inFlight` bytes. */
+function fitsBeside(limits: BodyBudgetLimits, inFlight: number, bytes: number): boolean {
+  // One body always proceeds alone, whatever its size.
+  if (inFlight === 0) return true;
+  const room = bytes <= limits.smallBytes ? limits.budgetBytes + limits.smallLaneBytes : limits.budgetBytes;
+  return inFlight + bytes <= room;
+}
+
 export function createBodyBudget(
   limits: BodyBudgetLimits,
   observe: (inFlight: number, waiting: number) => void = () => {},
@@ -59,12 +68,7 @@ export function createBodyBudget(
   let inFlight = 0;
   const queue: Waiter[] = [];
 
-  const fits = (bytes: number) => {
-    // One body always proceeds alone, whatever its size.
-    if (inFlight === 0) return true;
-    const room = bytes <= limits.smallBytes ? limits.budgetBytes + limits.smallLaneBytes : limits.budgetBytes;
-    return inFlight + bytes <= room;
-  };
+  const fits = (bytes: number) => fitsBeside(limits, inFlight, bytes);
 
   const take = (bytes: number): Release => {
     inFlight += bytes;
