@@ -31,13 +31,15 @@ function read(
   return new Promise((resolve) => {
     readJsonBody(
       stream as unknown as IncomingMessage,
-      options.declaredLength,
-      { ...LIMITS, ...options.limits },
+      {
+        declaredLength: options.declaredLength,
+        limits: { ...LIMITS, ...options.limits },
+        ...(options.refusal ? { refusal: options.refusal } : {}),
+      },
       (err, body) => {
         calls++;
         resolve({ err, body, calls: () => calls, stream });
       },
-      options.refusal,
     );
     feed(stream);
   });
@@ -182,7 +184,11 @@ describe('readJsonBody', () => {
     const gone = new PassThrough();
     gone.destroy();
     let answer: Error | null = null;
-    readJsonBody(gone as unknown as IncomingMessage, undefined, LIMITS, (err) => (answer = err));
+    readJsonBody(
+      gone as unknown as IncomingMessage,
+      { declaredLength: undefined, limits: LIMITS },
+      (err) => (answer = err),
+    );
     expect(httpError(answer).statusCode).toBe(400);
     expect(gone.listenerCount('data')).toBe(0);
   });
@@ -214,8 +220,11 @@ describe('readJsonBodyWithin', () => {
   function within(budget: ReturnType<typeof budgetOf>, declaredLength: number | undefined) {
     const stream = new PassThrough();
     const answer = new Promise<{ err: Error | null; body?: unknown }>((resolve) =>
-      readJsonBodyWithin(budget, stream as unknown as IncomingMessage, declaredLength, limits, (err, body) =>
-        resolve({ err, body }),
+      readJsonBodyWithin(
+        budget,
+        stream as unknown as IncomingMessage,
+        { declaredLength, limits },
+        (err, body) => resolve({ err, body }),
       ),
     );
     return { stream, answer };
