@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   httpsPost,
-  startServe,
-  writeCerts,
+  startServeWithCerts,
   type CertFiles,
   type RunningServer,
+  type ServingWithCerts,
 } from '../support/server-process.js';
 import { upload } from '../support/upload.js';
 
@@ -40,25 +40,14 @@ function reviewOfSize(size: number): string {
   return text;
 }
 
+let served: ServingWithCerts;
 let certs: CertFiles;
 let server: RunningServer;
 beforeAll(async () => {
-  certs = await writeCerts();
-  server = await startServe([
-    '--tls-cert-file',
-    certs.certFile,
-    '--tls-private-key-file',
-    certs.keyFile,
-    '--service-cidr',
-    '10.96.0.0/12',
-    '--max-body-bytes',
-    String(LIMIT),
-  ]);
+  served = await startServeWithCerts(['--service-cidr', '10.96.0.0/12', '--max-body-bytes', String(LIMIT)]);
+  ({ certs, server } = served);
 });
-afterAll(async () => {
-  await server?.stop();
-  certs?.remove();
-});
+afterAll(async () => served?.stop());
 
 const post = (body: string) =>
   httpsPost(server.port, '/validate?timeout=10s', body, { ca: certs.generated.caCert });

@@ -14,32 +14,25 @@ import {
   httpsPost,
   runCli,
   startServe,
+  startServeWithCerts,
   writeCerts,
   type CertFiles,
   type RunningServer,
+  type ServingWithCerts,
 } from '../support/server-process.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));
 
+let served: ServingWithCerts;
 let certs: CertFiles;
 let server: RunningServer;
 
 beforeAll(async () => {
-  certs = await writeCerts();
-  server = await startServe([
-    '--tls-cert-file',
-    certs.certFile,
-    '--tls-private-key-file',
-    certs.keyFile,
-    '--service-cidr',
-    '10.96.0.0/12,fd00:10:96::/112',
-  ]);
+  served = await startServeWithCerts(['--service-cidr', '10.96.0.0/12,fd00:10:96::/112']);
+  ({ certs, server } = served);
 });
-afterAll(async () => {
-  await server?.stop();
-  certs?.remove();
-});
+afterAll(async () => served?.stop());
 
 const post = (body: unknown, path = '/validate') =>
   httpsPost(server.port, `${path}?timeout=10s`, typeof body === 'string' ? body : JSON.stringify(body), {

@@ -8,28 +8,26 @@ import { baseGateway, type Address } from '../support/gateways.js';
 import {
   httpsPost,
   startServe,
-  writeCerts,
+  startServeWithCerts,
   type CertFiles,
   type RunningServer,
+  type ServingWithCerts,
 } from '../support/server-process.js';
 
+let served: ServingWithCerts;
 let certs: CertFiles;
 let server: RunningServer;
 
 beforeAll(async () => {
-  certs = await writeCerts();
-  server = await startServe([
-    '--tls-cert-file',
-    certs.certFile,
-    '--tls-private-key-file',
-    certs.keyFile,
+  served = await startServeWithCerts([
     '--service-cidr',
     '10.96.0.0/12,fd00:10:96::/112',
     '--status-policy',
     'enforce',
   ]);
+  ({ certs, server } = served);
 });
-afterAll(async () => server?.stop());
+afterAll(async () => served?.stop());
 
 let uid = 0;
 function statusReview(object: unknown, oldObject: unknown) {

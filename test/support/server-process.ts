@@ -109,6 +109,39 @@ export function startServe(args: string[], env: Record<string, string> = {}): Pr
   });
 }
 
+/** A `serve` on freshly generated certificates, and the one call that ends both. */
+export interface ServingWithCerts {
+  readonly certs: CertFiles;
+  readonly server: RunningServer;
+  /** Stops the server and deletes the folder holding its private key. */
+  stop(): Promise<void>;
+}
+
+/** Writes new certificates and starts `serve` on them: the TLS flags, then `args`. */
+export async function startServeWithCerts(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ServingWithCerts> {
+  const certs = await writeCerts();
+  try {
+    const server = await startServe(
+      ['--tls-cert-file', certs.certFile, '--tls-private-key-file', certs.keyFile, ...args],
+      env,
+    );
+    return {
+      certs,
+      server,
+      stop: async () => {
+        await server.stop();
+        certs.remove();
+      },
+    };
+  } catch (err) {
+    certs.remove();
+    throw err;
+  }
+}
+
 /** Runs the CLI to completion (for start-up failures and one-shot commands). */
 export function runCli(args: string[], options: { env?: Record<string, string>; input?: string } = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
