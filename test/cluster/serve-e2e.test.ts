@@ -4,18 +4,14 @@
  * ServiceCIDR is added — no restart.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLI,
   eventually as eventuallyAsync,
   httpGet,
   httpsPost,
-  runCli,
-  startServe,
-  type RunningServer,
+  startServeAgainstApi,
+  type ServingAgainstApi,
 } from '../support/server-process.js';
 import { FakeApiServer, ipAddress, serviceCidr } from './fake-apiserver.js';
 import { eventually } from './helpers.js';
@@ -60,32 +56,17 @@ interface Answer {
 }
 
 let fake: FakeApiServer | undefined;
-let server: RunningServer | undefined;
-let dir: string | undefined;
+let served: ServingAgainstApi | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await served?.stop();
   await fake?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  server = fake = dir = undefined;
+  served = fake = undefined;
 });
 
-async function startAgainstFake(): Promise<{ server: RunningServer; ca: string }> {
-  dir = await mkdtemp(join(tmpdir(), 'serve-e2e-'));
-  const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
-  expect(certs.code, certs.stderr).toBe(0);
-  server = await startServe(
-    [
-      '--kubeconfig',
-      fake!.kubeconfigPath,
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-    ],
-    { KUBECONFIG: '', ROUTABILITY_WEBHOOK_SERVICE_CIDR: '' },
-  );
-  return { server, ca: await readFile(join(dir, 'ca.crt'), 'utf8') };
+async function startAgainstFake(): Promise<ServingAgainstApi> {
+  served = await startServeAgainstApi(fake!.kubeconfigPath, { prefix: 'serve-e2e-' });
+  return served;
 }
 
 describe.skipIf(!built)('serve with no --service-cidr, against the fake Kubernetes API', () => {

@@ -5,9 +5,6 @@
  * unreadable and field-missing cases as readiness says them.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import {
@@ -15,9 +12,9 @@ import {
   eventually,
   httpGet,
   httpsPost,
-  runCli,
-  startServe,
+  startServeAgainstApi,
   type RunningServer,
+  type ServingAgainstApi,
 } from '../support/server-process.js';
 import { FakeApiServer, serviceCidr } from './fake-apiserver.js';
 import { haveCrdFixtures, storedGatewayCrd } from './gateway-crd.js';
@@ -26,31 +23,19 @@ const built = existsSync(CLI);
 if (!built) console.warn(`serve revision end-to-end tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
-let server: RunningServer | undefined;
-let dir: string | undefined;
+let served: ServingAgainstApi | undefined;
 afterEach(async () => {
-  await server?.stop();
+  await served?.stop();
   await fake?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  server = fake = dir = undefined;
+  served = fake = undefined;
 });
 
-async function startAgainstFake(): Promise<{ server: RunningServer; ca: string }> {
-  dir = await mkdtemp(join(tmpdir(), 'serve-rev-'));
-  const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
-  expect(certs.code, certs.stderr).toBe(0);
-  server = await startServe(
-    [
-      '--kubeconfig',
-      fake!.kubeconfigPath,
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-    ],
-    { KUBECONFIG: '', ROUTABILITY_WEBHOOK_SERVICE_CIDR: '', ROUTABILITY_WEBHOOK_GEP_REVISION: '' },
-  );
-  return { server, ca: await readFile(join(dir, 'ca.crt'), 'utf8') };
+async function startAgainstFake(): Promise<ServingAgainstApi> {
+  served = await startServeAgainstApi(fake!.kubeconfigPath, {
+    prefix: 'serve-rev-',
+    env: { ROUTABILITY_WEBHOOK_GEP_REVISION: '' },
+  });
+  return served;
 }
 
 function review(uid: string): string {

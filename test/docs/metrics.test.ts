@@ -5,8 +5,6 @@
  * metric the chart's alerts and dashboard query must be served.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeApiServer, ipAddress, serviceCidr } from '../cluster/fake-apiserver.js';
@@ -14,9 +12,8 @@ import {
   CLI,
   httpGet,
   httpsPost,
-  runCli,
-  startServe,
-  type RunningServer,
+  startServeAgainstApi,
+  type ServingAgainstApi,
 } from '../support/server-process.js';
 import { REPO } from './markdown.js';
 
@@ -125,8 +122,7 @@ const gateway = (spec: unknown[], status?: unknown[]) => ({
 
 describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
   let fake: FakeApiServer;
-  let server: RunningServer;
-  let dir: string;
+  let serving: ServingAgainstApi | undefined;
   let served: Map<string, Served>;
   const documented = parseDoc(readFileSync(join(REPO, DOC), 'utf8'));
 
@@ -142,21 +138,8 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
       ...gateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }]),
       metadata: { name: 'stored', namespace: 'default' },
     });
-    dir = await mkdtemp(join(tmpdir(), 'metrics-doc-'));
-    const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
-    expect(certs.code, certs.stderr).toBe(0);
-    server = await startServe(
-      [
-        '--kubeconfig',
-        fake.kubeconfigPath,
-        '--tls-cert-file',
-        join(dir, 'tls.crt'),
-        '--tls-private-key-file',
-        join(dir, 'tls.key'),
-      ],
-      { KUBECONFIG: '', ROUTABILITY_WEBHOOK_SERVICE_CIDR: '' },
-    );
-    const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+    serving = await startServeAgainstApi(fake.kubeconfigPath, { prefix: 'metrics-doc-' });
+    const { server, ca } = serving;
     for (let i = 0; i < 200 && (await httpGet(server.healthPort, '/readyz')).status !== 200; i++)
       await new Promise((r) => setTimeout(r, 50));
     const denied = await httpsPost(
@@ -181,9 +164,8 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
   }, 60_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await serving?.stop();
     await fake?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('documents every served metric, with its type and labels', () => {

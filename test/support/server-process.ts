@@ -1,6 +1,6 @@
 /** Runs the built `routability-webhook serve` as a child process and talks to it over real HTTPS. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -138,6 +138,54 @@ export async function startServeWithCerts(
     };
   } catch (err) {
     certs.remove();
+    throw err;
+  }
+}
+
+/** A `serve` reading a (fake) Kubernetes API through a kubeconfig, on certificates from `certs`. */
+export interface ServingAgainstApi {
+  readonly server: RunningServer;
+  /** The CA that signed the serving certificate, for HTTPS clients. */
+  readonly ca: string;
+  /** Stops the server and deletes the folder holding its private key. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Generates certificates with the CLI's own `certs` command and starts `serve`
+ * with `--kubeconfig kubeconfigPath`, the TLS flags, then `args`. No service
+ * range comes from the environment, so the ranges are the API's.
+ */
+export async function startServeAgainstApi(
+  kubeconfigPath: string,
+  options: { args?: string[]; env?: Record<string, string>; prefix?: string } = {},
+): Promise<ServingAgainstApi> {
+  const dir = keyDir(options.prefix ?? 'rw-serve-api-');
+  try {
+    const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
+    if (certs.code !== 0) throw new Error(`certs exited with ${certs.code}: ${certs.stderr}`);
+    const server = await startServe(
+      [
+        '--kubeconfig',
+        kubeconfigPath,
+        '--tls-cert-file',
+        join(dir, 'tls.crt'),
+        '--tls-private-key-file',
+        join(dir, 'tls.key'),
+        ...(options.args ?? []),
+      ],
+      { KUBECONFIG: '', ROUTABILITY_WEBHOOK_SERVICE_CIDR: '', ...options.env },
+    );
+    return {
+      server,
+      ca: readFileSync(join(dir, 'ca.crt'), 'utf8'),
+      stop: async () => {
+        await server.stop();
+        removeDir(dir);
+      },
+    };
+  } catch (err) {
+    removeDir(dir);
     throw err;
   }
 }
