@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { post, testApp } from '../support/app.js';
+import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { FakeApiServer, ipAddress, serviceCidr } from './fake-apiserver.js';
 import { decideWithAllocations, eventually, startSources, type Harness } from './helpers.js';
 
@@ -237,29 +238,8 @@ describe('allocated-IP lookups', () => {
   });
 
   describe('through the served app', () => {
-    const review = (uid: string, value: string) => ({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid,
-        kind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
-        resource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
-        name: 'gw',
-        namespace: 'default',
-        operation: 'CREATE',
-        userInfo: { username: 'tester' },
-        object: {
-          apiVersion: 'gateway.networking.k8s.io/v1',
-          kind: 'Gateway',
-          metadata: { name: 'gw', namespace: 'default' },
-          spec: {
-            gatewayClassName: 'example',
-            listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
-            addresses: [{ type: 'IPAddress', value, routability: 'Cluster' }],
-          },
-        },
-      },
-    });
+    const review = (uid: string, value: string) =>
+      gatewayReview({ uid, object: defaultGateway([{ type: 'IPAddress', value, routability: 'Cluster' }]) });
 
     it('denies an allocated IP naming the holder, allows a free one, and allows unchecked with a warning while the API server is silent', async () => {
       const h = await start();

@@ -13,6 +13,7 @@ import {
   startServeAgainstApi,
   type ServingAgainstApi,
 } from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { FakeApiServer, ipAddress, serviceCidr } from './fake-apiserver.js';
 import { eventually } from './helpers.js';
 
@@ -20,33 +21,9 @@ const built = existsSync(CLI);
 if (!built) console.warn(`serve end-to-end tests skipped: ${CLI} is missing (run npm run build)`);
 
 function review(uid: string, value: string, routability = 'Cluster'): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
-      resource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
-      requestKind: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
-      requestResource: { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' },
-      name: 'gw',
-      namespace: 'default',
-      operation: 'CREATE',
-      userInfo: { username: 'tester' },
-      object: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'gw', namespace: 'default' },
-        spec: {
-          gatewayClassName: 'example',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
-          addresses: [{ type: 'IPAddress', value, routability }],
-        },
-      },
-      oldObject: null,
-      dryRun: false,
-    },
-  });
+  return JSON.stringify(
+    gatewayReview({ uid, object: defaultGateway([{ type: 'IPAddress', value, routability }]) }),
+  );
 }
 
 interface Answer {

@@ -16,6 +16,7 @@ import {
   type RunningServer,
   type ServingAgainstApi,
 } from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { FakeApiServer, serviceCidr } from './fake-apiserver.js';
 import { haveCrdFixtures, storedGatewayCrd } from './gateway-crd.js';
 
@@ -39,32 +40,12 @@ async function startAgainstFake(): Promise<ServingAgainstApi> {
 }
 
 function review(uid: string): string {
-  const gvk = { group: 'gateway.networking.k8s.io', version: 'v1' };
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
+  return JSON.stringify(
+    gatewayReview({
       uid,
-      kind: { ...gvk, kind: 'Gateway' },
-      resource: { ...gvk, resource: 'gateways' },
-      name: 'gw',
-      namespace: 'default',
-      operation: 'CREATE',
-      userInfo: { username: 'tester' },
-      object: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'gw', namespace: 'default' },
-        spec: {
-          gatewayClassName: 'example',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
-          addresses: [{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }],
-        },
-      },
-      oldObject: null,
-      dryRun: false,
-    },
-  });
+      object: defaultGateway([{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }]),
+    }),
+  );
 }
 
 interface Verbose {

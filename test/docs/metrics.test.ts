@@ -15,6 +15,7 @@ import {
   startServeAgainstApi,
   type ServingAgainstApi,
 } from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { REPO } from './markdown.js';
 
 const DOC = 'docs/metrics.md';
@@ -84,41 +85,12 @@ const rowFor = (name: string, m: Served) =>
       : '—'
   } | ${m.help} |`;
 
-function review(uid: string, operation: string, object: unknown, subResource?: string): string {
-  const gvk = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' };
-  const gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways' };
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: gvk,
-      resource: gvr,
-      requestKind: gvk,
-      requestResource: gvr,
-      ...(subResource ? { subResource, requestSubResource: subResource } : {}),
-      name: 'gw',
-      namespace: 'default',
-      operation,
-      userInfo: { username: 'tester' },
-      object,
-      oldObject: operation === 'UPDATE' ? object : null,
-      dryRun: false,
-    },
-  });
+function review(uid: string, operation: 'CREATE' | 'UPDATE', object: unknown, subResource?: string): string {
+  const oldObject = operation === 'UPDATE' ? object : null;
+  return JSON.stringify(
+    gatewayReview({ uid, operation, object, oldObject, ...(subResource ? { subResource } : {}) }),
+  );
 }
-
-const gateway = (spec: unknown[], status?: unknown[]) => ({
-  apiVersion: 'gateway.networking.k8s.io/v1',
-  kind: 'Gateway',
-  metadata: { name: 'gw', namespace: 'default' },
-  spec: {
-    gatewayClassName: 'example',
-    listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
-    addresses: spec,
-  },
-  ...(status ? { status: { addresses: status } } : {}),
-});
 
 describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
   let fake: FakeApiServer;
@@ -135,7 +107,7 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
     );
     // A stored Gateway the audit finds in violation, so the labelled audit series carry samples.
     fake.put('gateways', {
-      ...gateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }]),
+      ...defaultGateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }]),
       metadata: { name: 'stored', namespace: 'default' },
     });
     serving = await startServeAgainstApi(fake.kubeconfigPath, { prefix: 'metrics-doc-' });
@@ -145,14 +117,18 @@ describe.skipIf(!built)(`${DOC} matches what /metrics serves`, () => {
     const denied = await httpsPost(
       server.port,
       '/validate',
-      review('m-1', 'CREATE', gateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }])),
+      review(
+        'm-1',
+        'CREATE',
+        defaultGateway([{ type: 'IPAddress', value: '10.200.0.1', routability: 'Cluster' }]),
+      ),
       { ca },
     );
     expect(denied.status).toBe(200);
     const mutated = await httpsPost(
       server.port,
       '/mutate',
-      review('m-2', 'UPDATE', gateway([], [{ type: 'IPAddress', value: '203.0.113.9' }]), 'status'),
+      review('m-2', 'UPDATE', defaultGateway([], [{ type: 'IPAddress', value: '203.0.113.9' }]), 'status'),
       { ca },
     );
     expect(mutated.status).toBe(200);
