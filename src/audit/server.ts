@@ -43,7 +43,8 @@ export interface ServerAudit {
   stop(): Promise<void>;
 }
 
-const PAGE_SIZE = 250;
+/** Smaller than the command's 250: parsing a page is among the longest stretches a pass holds the event loop. */
+const PAGE_SIZE = 100;
 const PAGE_TIMEOUT_MS = 30_000;
 /** After a change of ranges, revision or allocations: long enough to coalesce a burst of events. */
 const DEBOUNCE_MS = 2_000;
