@@ -43,8 +43,6 @@ export default tseslint.config(
       'src/cluster/lease.ts',
       'src/cluster/raw-get.ts',
       'src/crd/revision.ts',
-      'src/http/connections.ts',
-      'src/http/tls.ts',
       'src/rules/defaults.ts',
       'src/rules/json-text.ts',
       'src/rules/routability.ts',

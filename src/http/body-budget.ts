@@ -24,7 +24,7 @@ export interface BodyBudgetLimits {
  * times its size until V8 collects (its bytes, the decoded string, the parsed
  * value, the chunks it arrived in). 16 concurrent 6 MB bodies peaked at
  * 221 MiB with a 24 MiB budget, 169 MiB with 16 MiB and 135 MiB with 8 MiB on
- * Node 20; 211-220 and 153-178 MiB on Node 24 at 24 and 8 MiB. 8 MiB, one of
+ * Node 20; 211-220 and 153-194 MiB on Node 24 at 24 and 8 MiB. 8 MiB, one of
  * the largest reviews at a time, keeps a replica far from the chart's 256 MiB.
  * Ordinary reviews (up to 64 KiB) get 8 MiB more of their own.
  */

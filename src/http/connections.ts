@@ -40,7 +40,7 @@ export interface ConnectionLimits {
 }
 
 /** One connection, from accept to close. */
-interface Tracked {
+export interface Tracked {
   readonly raw: Socket;
   state: 'waiting' | 'handshaking' | 'established';
   /** Requests being answered on it (HTTP/1.1: at most one, pipelining aside). */
@@ -54,135 +54,175 @@ export interface ConnectionGuard {
   readonly open: () => number;
 }
 
+/** What the guard's handlers share. */
+interface Guard {
+  readonly server: TlsServer;
+  readonly limits: ConnectionLimits;
+  readonly metrics: LimitMetrics;
+  readonly warn: CapWarning;
+  readonly now: () => number;
+  /** Insertion order is acceptance order: the first match in a scan is the oldest. */
+  readonly tracked: Map<Socket, Tracked>;
+  /** Connections closed to make room (their TLS error is not a second refusal). */
+  readonly evicted: WeakSet<Socket>;
+  /** Node's own TLS 'connection' listeners, called once the first bytes arrive. */
+  readonly tlsListeners: ((socket: Socket) => void)[];
+}
+
 export function guardConnections(
   server: TlsServer,
   limits: ConnectionLimits,
   deps: { metrics: LimitMetrics; warn: CapWarning; now?: () => number },
 ): ConnectionGuard {
-  const now = deps.now ?? (() => performance.now());
-  const { metrics, warn } = deps;
-  // Insertion order is acceptance order: the first match in a scan is the oldest.
-  const tracked = new Map<Socket, Tracked>();
-  const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  const guard: Guard = {
+    server,
+    limits,
+    metrics: deps.metrics,
+    warn: deps.warn,
+    now: deps.now ?? (() => performance.now()),
+    tracked: new Map(),
+    evicted: new WeakSet(),
+    tlsListeners: server.listeners('connection') as ((socket: Socket) => void)[],
+  };
   server.removeAllListeners('connection');
+  server.on('connection', (raw: Socket) => accept(guard, raw));
+  server.on('secureConnection', (socket: TLSSocket) => established(guard, socket));
+  server.on('tlsClientError', (err: Error & { code?: string }, socket: TLSSocket) =>
+    handshakeFailed(guard, err, socket),
+  );
+  server.on(
+    'request',
+    (request: { socket: TLSSocket }, response: { once(e: 'close', f: () => void): void }) =>
+      answering(guard, request.socket, response),
+  );
+  return { open: () => guard.tracked.size };
+}
 
-  const refuse = (reason: RefusalReason, socket: Socket | TLSSocket) => {
-    metrics.refused.inc({ reason });
-    socket.destroy();
-  };
+const rawOf = (socket: TLSSocket) => (socket as TLSSocket & { _parent?: Socket })._parent;
 
-  const evicted = new WeakSet<Socket>();
-  const evict = (reason: RefusalReason, t: Tracked) => {
-    evicted.add(t.raw);
-    warn('evicted', { open: tracked.size, max: limits.maxConnections }, 'connection limit reached');
-    refuse(reason, t.tls ?? t.raw);
-  };
+function refuse(guard: Guard, reason: RefusalReason, socket: Socket | TLSSocket): void {
+  guard.metrics.refused.inc({ reason });
+  socket.destroy();
+}
 
-  /**
-   * Makes room for one more, closing in this order: a handshake stalled for a
-   * while (a real one takes milliseconds); a connection idle for long (the
-   * apiserver reuses its connections within moments); the oldest handshake of
-   * any age (a flood of new connections then evicts its own); the connection
-   * idle the longest. A connection answering a request is never closed.
-   */
-  const makeRoom = (): boolean => {
-    const t0 = now();
-    let idlest: Tracked | undefined;
-    let oldestHandshake: Tracked | undefined;
-    for (const t of tracked.values()) {
-      if (t.state !== 'established') {
-        if (t0 - t.since > STALLED_HANDSHAKE_MS) {
-          evict('evicted-handshake', t);
-          return true;
-        }
-        oldestHandshake ??= t;
-      } else if (t.busy === 0 && (!idlest || t.since < idlest.since)) idlest = t;
-    }
-    if (idlest && t0 - idlest.since > LONG_IDLE_MS) evict('evicted-idle', idlest);
-    else if (oldestHandshake) evict('evicted-handshake', oldestHandshake);
-    else if (idlest) evict('evicted-idle', idlest);
-    else return false;
-    return true;
-  };
+function evict(guard: Guard, reason: RefusalReason, t: Tracked): void {
+  guard.evicted.add(t.raw);
+  guard.warn(
+    'evicted',
+    { open: guard.tracked.size, max: guard.limits.maxConnections },
+    'connection limit reached',
+  );
+  refuse(guard, reason, t.tls ?? t.raw);
+}
 
-  server.on('connection', (raw: Socket) => {
-    // A reset before the hand-over must not become an unhandled 'error'.
-    raw.on('error', () => {});
-    if (tracked.size >= limits.maxConnections && !makeRoom()) {
+/**
+ * Which connection to close to make room for one more, in this order: a
+ * handshake stalled for a while (a real one takes milliseconds); a connection
+ * idle for long (the apiserver reuses its connections within moments); the
+ * oldest handshake of any age (a flood of new connections then evicts its
+ * own); the connection idle the longest. A connection answering a request is
+ * never chosen: undefined when every one is.
+ */
+export function evictionFor(
+  connections: Iterable<Tracked>,
+  at: number,
+): { reason: RefusalReason; victim: Tracked } | undefined {
+  let idlest: Tracked | undefined;
+  let oldestHandshake: Tracked | undefined;
+  for (const t of connections) {
+    if (t.state !== 'established') {
+      if (at - t.since > STALLED_HANDSHAKE_MS) return { reason: 'evicted-handshake', victim: t };
+      oldestHandshake ??= t;
+    } else if (t.busy === 0 && (!idlest || t.since < idlest.since)) idlest = t;
+  }
+  if (idlest && at - idlest.since > LONG_IDLE_MS) return { reason: 'evicted-idle', victim: idlest };
+  if (oldestHandshake) return { reason: 'evicted-handshake', victim: oldestHandshake };
+  if (idlest) return { reason: 'evicted-idle', victim: idlest };
+  return undefined;
+}
+
+/** A new TCP connection: made room for (or refused), then held as a plain socket until its first bytes. */
+function accept(guard: Guard, raw: Socket): void {
+  const { tracked, limits, metrics, warn } = guard;
+  // A reset before the hand-over must not become an unhandled 'error'.
+  raw.on('error', () => {});
+  if (tracked.size >= limits.maxConnections) {
+    const eviction = evictionFor(tracked.values(), guard.now());
+    if (!eviction) {
       warn(
         'refused',
         { open: tracked.size, max: limits.maxConnections },
         'connection limit reached with every connection busy; refusing a new one',
       );
-      refuse('connection-limit', raw);
-      return;
+      return refuse(guard, 'connection-limit', raw);
     }
-    const entry: Tracked = { raw, state: 'waiting', busy: 0, since: now() };
-    tracked.set(raw, entry);
+    evict(guard, eviction.reason, eviction.victim);
+  }
+  const entry: Tracked = { raw, state: 'waiting', busy: 0, since: guard.now() };
+  tracked.set(raw, entry);
+  metrics.connectionsOpen.set(tracked.size);
+  const timer = setTimeout(() => {
+    if (entry.state !== 'waiting') return;
+    warn(
+      'handshake-timeout',
+      { timeoutMs: limits.handshakeTimeoutMs },
+      'TLS handshake did not start in time',
+    );
+    refuse(guard, 'handshake-timeout', raw);
+  }, limits.handshakeTimeoutMs);
+  timer.unref();
+  raw.once('close', () => {
+    clearTimeout(timer);
+    tracked.delete(raw);
     metrics.connectionsOpen.set(tracked.size);
-    const timer = setTimeout(() => {
-      if (entry.state !== 'waiting') return;
-      warn(
-        'handshake-timeout',
-        { timeoutMs: limits.handshakeTimeoutMs },
-        'TLS handshake did not start in time',
-      );
-      refuse('handshake-timeout', raw);
-    }, limits.handshakeTimeoutMs);
-    timer.unref();
-    raw.once('close', () => {
-      clearTimeout(timer);
-      tracked.delete(raw);
-      metrics.connectionsOpen.set(tracked.size);
-    });
-    raw.once('data', (first: Buffer) => {
-      clearTimeout(timer);
-      // Give the bytes back and let TLS take the socket over, as if it had just connected.
-      raw.pause();
-      raw.unshift(first);
-      entry.state = 'handshaking';
-      for (const listener of tlsListeners) listener.call(server, raw);
-    });
   });
-
-  server.on('secureConnection', (socket: TLSSocket) => {
-    const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
-    const entry = raw ? tracked.get(raw) : undefined;
-    if (!entry) return;
-    entry.state = 'established';
-    entry.tls = socket;
-    entry.since = now();
+  raw.once('data', (first: Buffer) => {
+    clearTimeout(timer);
+    // Give the bytes back and let TLS take the socket over, as if it had just connected.
+    raw.pause();
+    raw.unshift(first);
+    entry.state = 'handshaking';
+    for (const listener of guard.tlsListeners) listener.call(guard.server, raw);
   });
+}
 
-  server.on('tlsClientError', (err: Error & { code?: string }, socket: TLSSocket) => {
-    socket.destroy();
-    const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
-    if (raw && evicted.has(raw)) return; // counted as evicted already
-    const timeout = err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT';
-    metrics.refused.inc({ reason: timeout ? 'handshake-timeout' : 'tls-error' });
-    if (timeout)
-      warn(
-        'handshake-timeout',
-        { timeoutMs: limits.handshakeTimeoutMs },
-        'TLS handshake did not finish in time',
-      );
+function established(guard: Guard, socket: TLSSocket): void {
+  const raw = rawOf(socket);
+  const entry = raw ? guard.tracked.get(raw) : undefined;
+  if (!entry) return;
+  entry.state = 'established';
+  entry.tls = socket;
+  entry.since = guard.now();
+}
+
+function handshakeFailed(guard: Guard, err: Error & { code?: string }, socket: TLSSocket): void {
+  socket.destroy();
+  const raw = rawOf(socket);
+  if (raw && guard.evicted.has(raw)) return; // counted as evicted already
+  const timeout = err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT';
+  guard.metrics.refused.inc({ reason: timeout ? 'handshake-timeout' : 'tls-error' });
+  if (timeout)
+    guard.warn(
+      'handshake-timeout',
+      { timeoutMs: guard.limits.handshakeTimeoutMs },
+      'TLS handshake did not finish in time',
+    );
+}
+
+/** A request on a tracked connection: busy until its answer is done, then idle from that moment. */
+function answering(
+  guard: Guard,
+  socket: TLSSocket,
+  response: { once(e: 'close', f: () => void): void },
+): void {
+  const raw = rawOf(socket);
+  const entry = raw ? guard.tracked.get(raw) : undefined;
+  if (!entry) return;
+  entry.busy++;
+  response.once('close', () => {
+    entry.busy--;
+    entry.since = guard.now();
   });
-
-  server.on(
-    'request',
-    (request: { socket: TLSSocket }, response: { once(e: 'close', f: () => void): void }) => {
-      const raw = (request.socket as TLSSocket & { _parent?: Socket })._parent;
-      const entry = raw ? tracked.get(raw) : undefined;
-      if (!entry) return;
-      entry.busy++;
-      response.once('close', () => {
-        entry.busy--;
-        entry.since = now();
-      });
-    },
-  );
-
-  return { open: () => tracked.size };
 }
 
 /** File descriptors kept free for the health port, certificate reloads, logs and the cluster client. */

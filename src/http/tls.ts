@@ -101,6 +101,14 @@ export interface CertificateWatcher {
   readonly reload: () => Promise<void>;
 }
 
+export interface CertificateWatchOptions {
+  /** Called with each new, valid material. */
+  readonly apply: (material: TlsMaterial) => void;
+  readonly logger: Logger;
+  /** How often the files are re-read besides the folder watch. */
+  readonly pollMs?: number;
+}
+
 /**
  * Watches the folders of the files and polls them; calls `apply` with each new,
  * valid material. A half-written or mismatched pair is logged and retried at the
@@ -109,13 +117,9 @@ export interface CertificateWatcher {
 export function watchCertificates(
   files: TlsFiles,
   initial: TlsMaterial,
-  apply: (material: TlsMaterial) => void,
-  logger: Logger,
-  pollMs = 10_000,
+  { apply, logger, pollMs = 10_000 }: CertificateWatchOptions,
 ): CertificateWatcher {
   let current = initial;
-  let running: Promise<void> | undefined;
-  let again = false;
 
   const reloadOnce = async () => {
     let next: TlsMaterial;
@@ -141,46 +145,14 @@ export function watchCertificates(
     current = next;
   };
 
-  // Serialise reloads: a burst of events runs at most one reload plus one more.
-  const reload = async (): Promise<void> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await reloadOnce();
-      } while (again);
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
+  const reload = serialised(reloadOnce);
   let debounce: NodeJS.Timeout | undefined;
   const onEvent = () => {
     if (debounce) clearTimeout(debounce);
     debounce = setTimeout(() => void reload(), 100);
     debounce.unref();
   };
-  const folders = new Set([
-    dirname(files.certFile),
-    dirname(files.keyFile),
-    ...(files.clientCaFile ? [dirname(files.clientCaFile)] : []),
-  ]);
-  const watchers: FSWatcher[] = [];
-  for (const folder of folders) {
-    try {
-      const w = watch(folder, { persistent: false }, onEvent);
-      w.on('error', (err) =>
-        logger.warn({ folder, err: err.message }, 'certificate folder watch failed; polling continues'),
-      );
-      watchers.push(w);
-    } catch (err) {
-      logger.warn({ folder, err: (err as Error).message }, 'cannot watch certificate folder; polling only');
-    }
-  }
+  const watchers = watchFolders(foldersOf(files), onEvent, logger);
   const poller = setInterval(() => void reload(), pollMs);
   poller.unref();
 
@@ -193,4 +165,53 @@ export function watchCertificates(
       for (const w of watchers) w.close();
     },
   };
+}
+
+/**
+ * `task`, serialised: a call while it runs makes it run once more afterwards, so
+ * a burst of events runs at most one reload plus one more. Every caller's
+ * promise settles when the run that covers its call is over.
+ */
+function serialised(task: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await task();
+      } while (again);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}
+
+const foldersOf = (files: TlsFiles): Set<string> =>
+  new Set([
+    dirname(files.certFile),
+    dirname(files.keyFile),
+    ...(files.clientCaFile ? [dirname(files.clientCaFile)] : []),
+  ]);
+
+/** Watches each folder; a folder that cannot be watched is logged and left to the poller. */
+function watchFolders(folders: Iterable<string>, onEvent: () => void, logger: Logger): FSWatcher[] {
+  const watchers: FSWatcher[] = [];
+  for (const folder of folders) {
+    try {
+      const w = watch(folder, { persistent: false }, onEvent);
+      w.on('error', (err) =>
+        logger.warn({ folder, err: err.message }, 'certificate folder watch failed; polling continues'),
+      );
+      watchers.push(w);
+    } catch (err) {
+      logger.warn({ folder, err: (err as Error).message }, 'cannot watch certificate folder; polling only');
+    }
+  }
+  return watchers;
 }

@@ -68,15 +68,13 @@ export function followCertificates(
 ): CertificateWatcher {
   const { listener } = server;
   metrics.certificateExpiry.set(server.material.notAfter.getTime() / 1000);
-  return watchCertificates(
-    server.files,
-    server.material,
-    (next) => {
+  return watchCertificates(server.files, server.material, {
+    apply: (next) => {
       if (listener instanceof TlsServer) listener.setSecureContext({ ...httpsOptions(next), ...TLS_POLICY });
       metrics.certificateExpiry.set(next.notAfter.getTime() / 1000);
     },
     logger,
-  );
+  });
 }
 
 /** Not ready once the certificate in use has expired; /readyz?verbose shows its subject and notAfter. */

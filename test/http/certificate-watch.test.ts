@@ -44,7 +44,7 @@ async function start(files: TlsFiles) {
   const applied: TlsMaterial[] = [];
   const { logger, lines } = recordingLogger();
   const initial = await loadTlsMaterial(files);
-  watcher = watchCertificates(files, initial, (m) => applied.push(m), logger, POLL_MS);
+  watcher = watchCertificates(files, initial, { apply: (m) => applied.push(m), logger, pollMs: POLL_MS });
   return { applied, lines, initial, watcher };
 }
 

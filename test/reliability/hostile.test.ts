@@ -89,10 +89,12 @@ describe('hostile clients (default caps)', () => {
 
   it('16 concurrent flat 6 MB bodies wait for the body budget', async () => {
     const report = await flatBodies(target, 16, 6_000_000);
-    // One body in flight at a time (6 MB of the 8 MiB budget): peak 153-171 MiB on Node 24 (of which
-    // ~79 MiB are the node binary's pages), 106 MiB on Node 20. In a real 256 MiB cgroup (podman
-    // --memory=256m, the image and the chart's flags) the cgroup's usage peaked at 93-130 MiB.
-    expectHeld(report, served);
+    // One body in flight at a time (6 MB of the 8 MiB budget), but the garbage of sixteen parsed 6 MB
+    // bodies stays until V8 collects: peak 153-194 MiB on Node 24 (of which ~79 MiB are pages of the
+    // node binary; anonymous 74-115 MiB), 106-113 MiB on Node 20. Bound: 7/8 of the chart's limit,
+    // 30 MiB above the worst run seen. In a real 256 MiB cgroup (podman --memory=256m, the image, the
+    // chart's flags) the cgroup's usage peaked at 93-130 MiB (docs/reliability.md).
+    expectHeld(report, served, 224);
     const answered = (report.statuses['200'] ?? 0) + (report.statuses['429'] ?? 0);
     expect(answered).toBe(16);
   }, 90_000);
