@@ -1,6 +1,7 @@
 /**
  * What the server writes down about each admission request: the one log line
- * per review, the request counter, the duration histogram and the findings
+ * per review (at info, or at debug for an allowed review with nothing to
+ * report), the request counter, the duration histogram and the findings
  * counter. Fed by the answer (or the reason there was none); it decides
  * nothing about the answer itself.
  */
@@ -10,7 +11,7 @@ import type { AdmissionRequest } from '../admission/review.js';
 import type { GepRevision } from '../rules/index.js';
 import type { WebhookName } from '../webhooks/gateway.js';
 import { clip } from './log-text.js';
-import type { ServerMetrics } from './metrics.js';
+import type { RequestCount, ServerMetrics } from './metrics.js';
 
 /** The record of one webhook's requests (its duration series is bound once, at start-up). */
 export interface ReviewRecorder {
@@ -40,16 +41,16 @@ export function createReviewRecorders(
   logger: Logger,
   metrics: ServerMetrics,
 ): (webhook: WebhookName) => ReviewRecorder {
-  // prom-client hashes label values on every inc(); bind each label set once.
-  const counted = new Map<string, { inc(): void }>();
+  // Each label set's counter cell is bound once and reused.
+  const counted = new Map<string, RequestCount>();
   const countRequest = (webhook: WebhookName, operation: string, outcome: string, code: string) => {
     const key = `${webhook} ${operation} ${outcome} ${code}`;
-    let child = counted.get(key);
-    if (!child) {
-      child = metrics.requests.labels({ webhook, operation, outcome, code });
-      counted.set(key, child);
+    let cell = counted.get(key);
+    if (!cell) {
+      cell = metrics.requests({ webhook, operation, outcome, code });
+      counted.set(key, cell);
     }
-    child.inc();
+    cell.inc();
   };
   const recorders = new Map<WebhookName, ReviewRecorder>();
   return (webhook) => {
@@ -75,7 +76,14 @@ function webhookRecorder(
       countRequest(webhook, review.operation, decision, '200');
       duration.observe(seconds);
       for (const code of outcome.codes) metrics.violations.inc({ rule: code });
-      logger.info(
+      const overTimeout = budgetMs !== undefined && seconds * 1000 > budgetMs;
+      // An allowed review with nothing to report is routine: it is logged at debug
+      // (controller-runtime logs every request only at a debug verbosity). Denials,
+      // patches, findings, warnings and slow answers stay at info.
+      const routine =
+        decision === 'allowed' && outcome.codes.length === 0 && outcome.warnings.length === 0 && !overTimeout;
+      if (routine && !logger.isLevelEnabled('debug')) return;
+      logger[routine ? 'debug' : 'info'](
         {
           uid: review.uid,
           webhook,
@@ -90,7 +98,7 @@ function webhookRecorder(
           gepRevision: revision,
           codes: outcome.codes.length > 0 ? outcome.codes : undefined,
           durationMs: Math.round(seconds * 1e6) / 1e3,
-          ...(budgetMs !== undefined && seconds * 1000 > budgetMs ? { overTimeout: true } : {}),
+          ...(overTimeout ? { overTimeout: true } : {}),
         },
         'review',
       );

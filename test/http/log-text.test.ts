@@ -15,7 +15,7 @@ import { DUAL_STACK } from '../support/gateways.js';
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));
 
-function loggingApp() {
+function loggingApp(level = 'info') {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -25,7 +25,7 @@ function loggingApp() {
   });
   const app = buildApp({
     config: FIXTURE_SETTINGS,
-    logger: pino({ level: 'info' }, sink),
+    logger: pino({ level }, sink),
     sources: staticSources(DUAL_STACK, 'test'),
     metrics: createServerMetrics(new Registry()),
   });
@@ -42,7 +42,8 @@ describe('logged request fields', () => {
   });
 
   it('a review with a 1 MiB namespace, name and kind logs a short line', async () => {
-    const { app, lines } = loggingApp();
+    // An allowed review without findings is logged at debug.
+    const { app, lines } = loggingApp('debug');
     const review = fixture('create-allowed');
     const huge = 'n'.repeat(1 << 20);
     review.request.namespace = huge;

@@ -129,6 +129,8 @@ describe('SIGTERM under load', () => {
         certs,
         logFile: join(dir, 'server.log'),
         extraArgs: ['--shutdown-timeout-seconds', '8'],
+        // Allowed reviews without findings are logged at debug: the check below needs their lines.
+        logLevel: 'debug',
       }),
     );
     // Requests whose bodies are still arriving when SIGTERM comes: accepted, in flight.
