@@ -79,9 +79,11 @@ export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (a
   const prefetch = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
   const contextNow = contextOfNow(options.settings, sources, options.revision, prefetch);
 
+  // One listener shared by every request (a response closes once): no closure per request.
+  const ended = () => metrics.inflight.dec();
   app.addHook('onRequest', (_request, reply, next) => {
     metrics.inflight.inc();
-    reply.raw.once('close', () => metrics.inflight.dec());
+    reply.raw.on('close', ended);
     next();
   });
 
