@@ -47,7 +47,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 // Headers of a real review arrive at once; a client dribbling them is cut off.
 const HEADERS_TIMEOUT_MS = 10_000;
 
-function httpsServerOptions(https: HttpsServerOptions): HttpsServerOptions {
+/** The listener's TLS and HTTP timeouts (exported for the bare-Fastify benchmark baseline). */
+export function httpsServerOptions(https: HttpsServerOptions): HttpsServerOptions {
   return {
     ...https,
     ...TLS_POLICY,
@@ -58,14 +59,17 @@ function httpsServerOptions(https: HttpsServerOptions): HttpsServerOptions {
   };
 }
 
-function fastifyOptions(deps: AppDeps): FastifyServerOptions & { https?: HttpsServerOptions } {
+/**
+ * Fastify's options that shape the transport: timeouts, shutdown, client
+ * errors, body limit, TLS. The webhook adds its logger; the bare-Fastify
+ * benchmark baseline uses these alone, so the two differ only in what the
+ * webhook adds.
+ */
+export function transportOptions(
+  maxBodyBytes: number,
+  https: HttpsServerOptions | undefined,
+): FastifyServerOptions & { https?: HttpsServerOptions } {
   return {
-    loggerInstance: deps.logger,
-    // One line per review is written by the review recorder, never Fastify's two per request.
-    logController: new LogController({ disableRequestLogging: true }),
-    // No per-request child logger: the review line carries the uid, and Fastify's
-    // own rare lines do not need a request id.
-    childLoggerFactory: (parent) => parent,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Shutdown: requests on open connections are still answered (with Connection: close);
@@ -73,8 +77,20 @@ function fastifyOptions(deps: AppDeps): FastifyServerOptions & { https?: HttpsSe
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler: answerClientError,
-    bodyLimit: deps.config.maxBodyBytes,
-    ...(deps.https ? { https: httpsServerOptions(deps.https) } : {}),
+    bodyLimit: maxBodyBytes,
+    ...(https ? { https: httpsServerOptions(https) } : {}),
+  };
+}
+
+function fastifyOptions(deps: AppDeps): FastifyServerOptions & { https?: HttpsServerOptions } {
+  return {
+    ...transportOptions(deps.config.maxBodyBytes, deps.https),
+    loggerInstance: deps.logger,
+    // One line per review is written by the review recorder, never Fastify's two per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger: the review line carries the uid, and Fastify's
+    // own rare lines do not need a request id.
+    childLoggerFactory: (parent) => parent,
   };
 }
 
@@ -105,7 +121,7 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
  * Only application/json bodies are read, within the size and nesting limits
  * and the budget of body bytes in flight.
  */
-function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, budget: BodyBudget): void {
+export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, budget: BodyBudget): void {
   const limits = {
     maxBytes: maxBodyBytes,
     drainBytes: 64 * 1024 * 1024,
