@@ -61,6 +61,7 @@ async function webhookApp(root: string): Promise<FastifyInstance> {
       allowedRoutability: undefined,
       specPolicy: 'enforce',
       statusPolicy: 'warn',
+      gepRevision: 'provisional',
       maxBodyBytes: 7 * 1024 * 1024,
     },
     logger,
