@@ -34,6 +34,8 @@ afterEach(async () => {
 async function startAgainstFake(): Promise<ServingAgainstApi> {
   served = await startServeAgainstApi(fake!.kubeconfigPath, {
     prefix: 'serve-rev-',
+    // The tests follow the revision through review lines: routine reviews are logged at debug.
+    args: ['--log-level', 'debug'],
     env: { ROUTABILITY_WEBHOOK_GEP_REVISION: '' },
   });
   return served;

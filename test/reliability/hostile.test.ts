@@ -102,8 +102,10 @@ describe('hostile clients (default caps)', () => {
   it('a 1 MiB namespace makes no 1 MiB log line', async () => {
     const review = JSON.parse(
       JSON.stringify((await import('../../bench/payloads.js')).createSmallReview('long-namespace')),
-    ) as { request: { namespace: string } };
+    ) as { request: { namespace: string; object: { spec: { addresses: { routability?: string }[] } } } };
     review.request.namespace = 'n'.repeat(1 << 20);
+    // Denied (a routability typo), so its line is at info: a routine allowed review logs at debug.
+    review.request.object.spec.addresses[0]!.routability = 'cluster';
     const { post } = await import('../../bench/lib/client.js');
     const reply = await post({ agent: served.agent, port: target.port, body: JSON.stringify(review) });
     expect(reply.status).toBe(200);
