@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { createReviewDecoder } from '../../src/admission/decode.js';
 
-const decode = createReviewDecoder();
+/** A decoder per call: built inside each test, so its options are seen by the mutation run too. */
+const decode = (body: unknown) => createReviewDecoder()(body);
 
 const REQUEST = {
   uid: 'abc',
