@@ -173,6 +173,22 @@ function looksLikeCidr(value: unknown): boolean {
   return typeof value === 'string' && value.includes('/') && typeof parseCidr(value) !== 'string';
 }
 
+interface ScopeOptions {
+  readonly requesting: boolean;
+  readonly gateway?: { namespace: string; name: string };
+}
+
+/** What the per-kind checks below share about one entry with an IP value. */
+interface IPEntry {
+  readonly value: string;
+  readonly ip: ParsedIP;
+  /** The IPv4 reading of an IPv4-mapped IPv6 value, for the message. */
+  readonly readAs: string | undefined;
+  readonly unset: boolean;
+  /** Built only for a finding: most addresses have none. */
+  readonly field: () => FieldPath;
+}
+
 /**
  * Rules for an entry that says (or, in provisional status, defaults to)
  * External or Cluster and carries a value. `requesting` is true for new spec
@@ -183,16 +199,14 @@ export function checkAddressScope(
   entry: AddressEntry,
   routability: { kind: WellKnown; unset?: boolean },
   ctx: RuleContext,
-  options: { requesting: boolean; gateway?: { namespace: string; name: string } },
+  options: ScopeOptions,
 ): Finding[] {
-  const out: Finding[] = [];
   const unset = routability.unset === true;
-  // Built only for a finding: most addresses have none.
-  const valueField = () => entry.field.child('value');
+  const field = () => entry.field.child('value');
   const ip = entryIP(entry);
   if (ip === 'invalid') {
     return [
-      finding('AddressValueInvalid', valueField(), {
+      finding('AddressValueInvalid', field(), {
         value: entry.value,
         routability: routability.kind,
         unset,
@@ -200,85 +214,119 @@ export function checkAddressScope(
       }),
     ];
   }
-  if (ip === undefined) {
-    if (
-      entry.type === 'Hostname' &&
-      typeof entry.value === 'string' &&
-      routability.kind === 'External' &&
-      isClusterDomainHostname(entry.value, ctx.clusterDomain)
-    ) {
-      out.push(
-        finding('ExternalHostnameInClusterDomain', valueField(), {
-          value: entry.value,
-          domain: clusterZone(ctx.clusterDomain),
-          unset,
-        }),
-      );
-    }
-    return out;
-  }
-  const value = entry.value as string;
-  const readAs = ip.mapped ? ip.canonical : undefined;
+  if (ip === undefined) return checkHostnameScope(entry, routability.kind, ctx, unset);
+  const at: IPEntry = {
+    value: entry.value as string,
+    ip,
+    readAs: ip.mapped ? ip.canonical : undefined,
+    unset,
+    field,
+  };
+  return routability.kind === 'External' ? checkExternalIP(at, ctx) : checkClusterIP(at, ctx, options);
+}
+
+/** A hostname says External but names a Service in the cluster's own domain. */
+function checkHostnameScope(
+  entry: AddressEntry,
+  kind: WellKnown,
+  ctx: RuleContext,
+  unset: boolean,
+): Finding[] {
+  if (
+    entry.type !== 'Hostname' ||
+    typeof entry.value !== 'string' ||
+    kind !== 'External' ||
+    !isClusterDomainHostname(entry.value, ctx.clusterDomain)
+  )
+    return [];
+  return [
+    finding('ExternalHostnameInClusterDomain', entry.field.child('value'), {
+      value: entry.value,
+      domain: clusterZone(ctx.clusterDomain),
+      unset,
+    }),
+  ];
+}
+
+function checkExternalIP(at: IPEntry, ctx: RuleContext): Finding[] {
+  const containing = ctx.ranges.containing(at.ip);
+  if (containing.length === 0) return [];
+  return [
+    finding('ExternalAddressInsideServiceRange', at.field(), {
+      value: at.value,
+      cidr: containing[0]!.cidr,
+      unset: at.unset,
+      readAs: at.readAs,
+    }),
+  ];
+}
+
+function checkClusterIP(at: IPEntry, ctx: RuleContext, options: ScopeOptions): Finding[] {
+  const { value, ip, readAs } = at;
   const containing = ctx.ranges.containing(ip);
-
-  if (routability.kind === 'External') {
-    if (containing.length > 0) {
-      out.push(
-        finding('ExternalAddressInsideServiceRange', valueField(), {
-          value,
-          cidr: containing[0]!.cidr,
-          unset,
-          readAs,
-        }),
-      );
-    }
-    return out;
-  }
-
   const usable = options.requesting ? containing.filter((r) => !r.terminating) : containing;
   if (usable.length === 0) {
     const terminating = containing.filter((r) => r.terminating).map((r) => r.cidr);
-    out.push(
-      finding('ClusterAddressOutsideServiceRange', valueField(), {
+    return [
+      finding('ClusterAddressOutsideServiceRange', at.field(), {
         value,
         readAs,
         ranges: ctx.ranges.describe((r) => !options.requesting || !r.terminating),
         ...(ctx.ranges.hasFamily(ip.family, !options.requesting) ? {} : { missingFamily: ip.family }),
         ...(terminating.length > 0 ? { terminating: terminating.join(', ') } : {}),
       }),
-    );
-    return out;
+    ];
   }
+  const out: Finding[] = [];
   if (options.requesting) {
-    // Reserved only when no usable range would hand it out (overlapping ranges may).
-    const reserved = usable.map((r) => ({ r, kind: reservedKindOf(ip, r) }));
-    if (reserved.every((x) => x.kind !== undefined)) {
-      const first = reserved[0]!;
-      out.push(
-        finding('ClusterAddressReserved', valueField(), {
-          value,
-          readAs,
-          kind: first.kind!,
-          cidr: first.r.cidr,
-        }),
-      );
-      return out;
-    }
-    const holder = ctx.allocatedIPs?.holderOf(ip.canonical);
-    if (holder && !isGatewayItself(holder, options.gateway)) {
-      out.push(
-        finding('ClusterAddressAllocated', valueField(), { value, readAs, holder: describeHolder(holder) }),
-      );
-      return out;
-    }
-    const unchecked = holder ? undefined : ctx.allocatedIPs?.uncheckedReason?.(ip.canonical);
-    if (unchecked !== undefined)
-      out.push(finding('ClusterAddressAllocationUnchecked', valueField(), { value, reason: unchecked }));
+    const request = checkClusterRequest(at, usable, ctx, options.gateway);
+    if (request?.final) return [request.finding];
+    if (request) out.push(request.finding);
   }
   // GEP-5093: SHOULD be non-global, unless the service network itself is global.
   if (isGloballyRoutable(ip) && !usable.some(isGlobalRange))
-    out.push(finding('ClusterAddressGloballyRoutable', valueField(), { value, readAs }));
+    out.push(finding('ClusterAddressGloballyRoutable', at.field(), { value, readAs }));
   return out;
+}
+
+/**
+ * A new Cluster request inside a usable range: not a reserved address, not an
+ * IP another object holds. `final` findings end the entry's checks.
+ */
+function checkClusterRequest(
+  at: IPEntry,
+  usable: readonly ServiceRange[],
+  ctx: RuleContext,
+  gateway: ScopeOptions['gateway'],
+): { finding: Finding; final: boolean } | undefined {
+  const { value, ip, readAs } = at;
+  // Reserved only when no usable range would hand it out (overlapping ranges may).
+  const reserved = usable.map((r) => ({ r, kind: reservedKindOf(ip, r) }));
+  if (reserved.every((x) => x.kind !== undefined)) {
+    const first = reserved[0]!;
+    const f = finding('ClusterAddressReserved', at.field(), {
+      value,
+      readAs,
+      kind: first.kind!,
+      cidr: first.r.cidr,
+    });
+    return { finding: f, final: true };
+  }
+  const holder = ctx.allocatedIPs?.holderOf(ip.canonical);
+  if (holder && !isGatewayItself(holder, gateway)) {
+    const f = finding('ClusterAddressAllocated', at.field(), {
+      value,
+      readAs,
+      holder: describeHolder(holder),
+    });
+    return { finding: f, final: true };
+  }
+  const unchecked = holder ? undefined : ctx.allocatedIPs?.uncheckedReason?.(ip.canonical);
+  if (unchecked === undefined) return undefined;
+  return {
+    finding: finding('ClusterAddressAllocationUnchecked', at.field(), { value, reason: unchecked }),
+    final: false,
+  };
 }
 
 function isGlobalRange(range: ServiceRange): boolean {
