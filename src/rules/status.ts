@@ -1,4 +1,5 @@
 /** Rules for status.addresses and the AddressesAssigned condition: is the report honest? */
+import type { FieldPath } from './field-path.js';
 import {
   findCondition,
   STATUS_CONDITIONS,
@@ -111,6 +112,18 @@ export function assignedReason(ctx: RuleContext): string {
 const conditionText = (c: ConditionView | undefined) =>
   c ? `Programmed=${plainText(c.status)}/${plainText(c.reason)}` : 'no Programmed condition';
 
+/** What the checks of one AddressesAssigned pair read. */
+interface AssignedCheck {
+  readonly view: GatewayView;
+  readonly ctx: RuleContext;
+  readonly requests: SpecRequests;
+  readonly assigned: ConditionView;
+  /** The condition's path. */
+  readonly field: FieldPath;
+  readonly programmed: ConditionView | undefined;
+  readonly success: string;
+}
+
 /** GEP-5093's AddressesAssigned condition: valid pairs, and what each implies for Programmed and the addresses. */
 export function checkAddressesAssigned(
   view: GatewayView,
@@ -119,74 +132,84 @@ export function checkAddressesAssigned(
 ): Finding[] {
   const assigned = findCondition(view, 'AddressesAssigned');
   if (!assigned) return [];
-  const field = STATUS_CONDITIONS.index(assigned.index);
+  const at: AssignedCheck = {
+    view,
+    ctx,
+    requests,
+    assigned,
+    field: STATUS_CONDITIONS.index(assigned.index),
+    programmed: findCondition(view, 'Programmed'),
+    success: assignedReason(ctx),
+  };
   const s = typeof assigned.status === 'string' ? assigned.status : plainText(assigned.status);
   const r = typeof assigned.reason === 'string' ? assigned.reason : plainText(assigned.reason);
-  const success = assignedReason(ctx);
-  const programmed = findCondition(view, 'Programmed');
-  const satisfying = (entry: AddressEntry) => {
-    const effective = effectiveRoutability(entry, ctx, true);
-    return requests.all.find((request) => satisfies(entry, effective, request));
-  };
-  if (s === 'True' && r === success) {
-    // Every spec entry has a status address that satisfies it.
-    const out: Finding[] = [];
-    for (const request of requests.all) {
-      const met = view.status.entries.some((e) => satisfies(e, effectiveRoutability(e, ctx, true), request));
-      if (!met)
-        out.push(
-          finding('AddressesAssignedInconsistent', field.child('status'), {
-            problem: 'unmatched',
-            entry: request.entry.field.toString(),
-            success,
-          }),
-        );
-    }
-    return out;
-  }
-  if (s === 'False' && r === 'PartiallyAssigned') {
-    const out: Finding[] = [];
-    const message = assigned.message;
-    if (typeof message !== 'string' || message.trim() === '')
-      out.push(finding('AddressesAssignedInconsistent', field.child('message'), { problem: 'message' }));
-    // The Gateway is still programmed with the addresses it could satisfy.
-    if (programmed && programmed.status !== 'True')
-      out.push(
-        finding('AddressesAssignedInconsistent', STATUS_CONDITIONS.index(programmed.index).child('status'), {
-          problem: 'partialProgrammed',
-          programmed: conditionText(programmed),
-        }),
-      );
-    return out;
-  }
-  if (s === 'False' && r === 'NotAssigned') {
-    const out: Finding[] = [];
-    if (programmed?.status !== 'False' || programmed.reason !== 'AddressNotAssigned')
-      out.push(
-        finding('AddressesAssignedInconsistent', field, {
-          problem: 'programmed',
-          programmed: conditionText(programmed),
-        }),
-      );
-    // Nothing was assigned, so no status address may satisfy a request.
-    for (const entry of view.status.entries) {
-      const request = satisfying(entry);
-      if (request)
-        out.push(
-          finding('AddressesAssignedInconsistent', entry.field, {
-            problem: 'satisfied',
-            requestedBy: request.entry.field.toString(),
-          }),
-        );
-    }
-    return out;
-  }
+  if (s === 'True' && r === at.success) return checkAllAssigned(at);
+  if (s === 'False' && r === 'PartiallyAssigned') return checkPartiallyAssigned(at);
+  if (s === 'False' && r === 'NotAssigned') return checkNotAssigned(at);
   return [
-    finding('AddressesAssignedInconsistent', field.child('reason'), {
+    finding('AddressesAssignedInconsistent', at.field.child('reason'), {
       problem: 'pair',
       status: s,
       reason: r,
-      success,
+      success: at.success,
     }),
   ];
+}
+
+/** True with the success reason: every spec entry has a status address that satisfies it. */
+function checkAllAssigned({ view, ctx, requests, field, success }: AssignedCheck): Finding[] {
+  const out: Finding[] = [];
+  for (const request of requests.all) {
+    const met = view.status.entries.some((e) => satisfies(e, effectiveRoutability(e, ctx, true), request));
+    if (!met)
+      out.push(
+        finding('AddressesAssignedInconsistent', field.child('status'), {
+          problem: 'unmatched',
+          entry: request.entry.field.toString(),
+          success,
+        }),
+      );
+  }
+  return out;
+}
+
+/** False/PartiallyAssigned: a message says what is missing, and the Gateway is still programmed. */
+function checkPartiallyAssigned({ assigned, field, programmed }: AssignedCheck): Finding[] {
+  const out: Finding[] = [];
+  const message = assigned.message;
+  if (typeof message !== 'string' || message.trim() === '')
+    out.push(finding('AddressesAssignedInconsistent', field.child('message'), { problem: 'message' }));
+  // The Gateway is still programmed with the addresses it could satisfy.
+  if (programmed && programmed.status !== 'True')
+    out.push(
+      finding('AddressesAssignedInconsistent', STATUS_CONDITIONS.index(programmed.index).child('status'), {
+        problem: 'partialProgrammed',
+        programmed: conditionText(programmed),
+      }),
+    );
+  return out;
+}
+
+/** False/NotAssigned: Programmed says AddressNotAssigned, and no status address satisfies a request. */
+function checkNotAssigned({ view, ctx, requests, field, programmed }: AssignedCheck): Finding[] {
+  const out: Finding[] = [];
+  if (programmed?.status !== 'False' || programmed.reason !== 'AddressNotAssigned')
+    out.push(
+      finding('AddressesAssignedInconsistent', field, {
+        problem: 'programmed',
+        programmed: conditionText(programmed),
+      }),
+    );
+  for (const entry of view.status.entries) {
+    const effective = effectiveRoutability(entry, ctx, true);
+    const request = requests.all.find((req) => satisfies(entry, effective, req));
+    if (request)
+      out.push(
+        finding('AddressesAssignedInconsistent', entry.field, {
+          problem: 'satisfied',
+          requestedBy: request.entry.field.toString(),
+        }),
+      );
+  }
+  return out;
 }
