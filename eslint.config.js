@@ -43,11 +43,6 @@ export default tseslint.config(
       'src/cluster/lease.ts',
       'src/cluster/raw-get.ts',
       'src/crd/revision.ts',
-      'src/rules/defaults.ts',
-      'src/rules/json-text.ts',
-      'src/rules/routability.ts',
-      'src/rules/status.ts',
-      'src/rules/validate.ts',
     ],
     rules: {
       'max-lines-per-function': ['error', { max: 125, skipBlankLines: true, skipComments: true }],

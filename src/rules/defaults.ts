@@ -3,6 +3,7 @@
  * routability as External; the experimental revision reads it as `""` and
  * wants claiming implementations to write it. Either way, make it explicit.
  */
+import type { AddressEntry } from './gateway.js';
 import { parseIP } from './ip.js';
 import { isStatusWrite, type GatewayReview } from './review.js';
 import { isClusterDomainHostname } from './routability.js';
@@ -50,16 +51,27 @@ export function mutateGatewayReview(review: GatewayReview, ctx: RuleContext): Mu
       continue;
     }
     patch.push({ op: 'add', path, value: 'External' });
-    if (typeof entry.value !== 'string') continue;
-    // A Hostname that is an IP literal is judged by the IP rules.
-    const ip = entry.type === 'IPAddress' || entry.type === 'Hostname' ? parseIP(entry.value) : undefined;
-    if (ip) {
-      if (ctx.ranges.containing(ip).length > 0)
-        notices.push(finding('StatusDefaultedExternal', entry.field, { value: entry.value, why: 'range' }));
-    } else if (entry.type === 'Hostname' && isClusterDomainHostname(entry.value, ctx.clusterDomain)) {
-      notices.push(finding('StatusDefaultedExternal', entry.field, { value: entry.value, why: 'hostname' }));
-    }
+    const notice = defaultedExternalNotice(entry, ctx);
+    if (notice) notices.push(notice);
   }
   if (patch.length === 0 && notices.length === 0) return NOTHING;
   return { patch, notices, warnings: budgetWarnings(notices.map((f) => f.warning)) };
+}
+
+/**
+ * The provisional default says External: a notice when the address looks
+ * like it is reached from inside the cluster (in a service range, or a
+ * hostname in the cluster domain), so the controller knows what it claimed.
+ */
+function defaultedExternalNotice(entry: AddressEntry, ctx: RuleContext): Finding | undefined {
+  if (typeof entry.value !== 'string') return undefined;
+  // A Hostname that is an IP literal is judged by the IP rules.
+  const ip = entry.type === 'IPAddress' || entry.type === 'Hostname' ? parseIP(entry.value) : undefined;
+  if (ip)
+    return ctx.ranges.containing(ip).length > 0
+      ? finding('StatusDefaultedExternal', entry.field, { value: entry.value, why: 'range' })
+      : undefined;
+  if (entry.type === 'Hostname' && isClusterDomainHostname(entry.value, ctx.clusterDomain))
+    return finding('StatusDefaultedExternal', entry.field, { value: entry.value, why: 'hostname' });
+  return undefined;
 }

@@ -6,11 +6,34 @@
  * JSON.stringify's for the values JSON.parse produces.
  */
 
+/** Work items: a value to render, or literal text to append (closing brackets, commas). */
+type Item = { text: string } | { value: unknown };
+
+/** An array's elements and punctuation, last first (the stack pops the first). */
+function pushArray(stack: Item[], v: readonly unknown[]): void {
+  stack.push({ text: ']' });
+  for (let i = v.length - 1; i >= 0; i--) {
+    const element: unknown = v[i];
+    stack.push({ value: element === undefined || typeof element === 'function' ? null : element });
+    if (i > 0) stack.push({ text: ',' });
+  }
+}
+
+/** An object's members as JSON.stringify writes them: undefined and functions left out. */
+function pushObject(stack: Item[], v: Record<string, unknown>): void {
+  const keys = Object.keys(v).filter((k) => v[k] !== undefined && typeof v[k] !== 'function');
+  stack.push({ text: '}' });
+  for (let i = keys.length - 1; i >= 0; i--) {
+    stack.push({ value: v[keys[i]!] });
+    stack.push({ text: `${JSON.stringify(keys[i])}:` });
+    if (i > 0) stack.push({ text: ',' });
+  }
+}
+
 /** Stops rendering once the text passes `max` characters (the caller adds an ellipsis). */
 export function jsonText(value: unknown, max = Infinity): string {
   let out = '';
-  // Work items: a value to render, or literal text to append (closing brackets, commas).
-  const stack: ({ text: string } | { value: unknown })[] = [{ value }];
+  const stack: Item[] = [{ value }];
   while (stack.length > 0 && out.length <= max) {
     const item = stack.pop()!;
     if ('text' in item) {
@@ -19,24 +42,10 @@ export function jsonText(value: unknown, max = Infinity): string {
     }
     const v = item.value;
     if (Array.isArray(v)) {
-      stack.push({ text: ']' });
-      for (let i = v.length - 1; i >= 0; i--) {
-        const element: unknown = v[i];
-        stack.push({ value: element === undefined || typeof element === 'function' ? null : element });
-        if (i > 0) stack.push({ text: ',' });
-      }
+      pushArray(stack, v);
       out += '[';
     } else if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v).filter((k) => {
-        const field: unknown = (v as Record<string, unknown>)[k];
-        return field !== undefined && typeof field !== 'function';
-      });
-      stack.push({ text: '}' });
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push({ value: (v as Record<string, unknown>)[keys[i]!] });
-        stack.push({ text: `${JSON.stringify(keys[i])}:` });
-        if (i > 0) stack.push({ text: ',' });
-      }
+      pushObject(stack, v as Record<string, unknown>);
       out += '{';
     } else if (typeof v === 'bigint') {
       out += v.toString();

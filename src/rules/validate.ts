@@ -58,12 +58,17 @@ function unchangedEntries(
   };
 }
 
+/** Where collectList appends: the scope its findings are reported under, and the list. */
+interface Sink {
+  readonly scope: Scope;
+  readonly out: Collected[];
+}
+
 function collectList(
-  scope: Scope,
   list: AddressList,
   unchanged: (entry: AddressEntry) => boolean,
   check: (entry: AddressEntry) => Finding[],
-  out: Collected[],
+  { scope, out }: Sink,
 ): void {
   for (const f of list.findings) out.push({ scope, finding: f, ratcheted: false });
   for (const entry of list.entries) {
@@ -78,14 +83,20 @@ function collectSpec(review: GatewayReview, ctx: RuleContext, out: Collected[]):
   const unchanged =
     review.operation === 'UPDATE' ? unchangedEntries(review.old.spec.entries, ctx, false) : () => false;
   const identity = review.identity;
-  collectList('spec', review.gateway.spec, unchanged, (entry) => checkSpecAddress(entry, ctx, identity), out);
+  collectList(review.gateway.spec, unchanged, (entry) => checkSpecAddress(entry, ctx, identity), {
+    scope: 'spec',
+    out,
+  });
 }
 
 function collectStatus(review: GatewayReview, ctx: RuleContext, out: Collected[]): void {
   const gateway = review.gateway;
   const requests = indexSpecRequests(gateway.spec.entries, ctx);
   const unchanged = unchangedEntries(review.old.status.entries, ctx, true);
-  collectList('status', gateway.status, unchanged, (entry) => checkStatusAddress(entry, ctx, requests), out);
+  collectList(gateway.status, unchanged, (entry) => checkStatusAddress(entry, ctx, requests), {
+    scope: 'status',
+    out,
+  });
   const conditionsUnchanged = review.old.hasStatus && conditionKey(gateway) === conditionKey(review.old);
   for (const f of checkAddressesAssigned(gateway, ctx, requests))
     out.push({ scope: 'status', finding: f, ratcheted: conditionsUnchanged });
