@@ -42,7 +42,6 @@ export default tseslint.config(
       'src/cluster/crd-revision.ts',
       'src/cluster/lease.ts',
       'src/cluster/raw-get.ts',
-      'src/crd/revision.ts',
     ],
     rules: {
       'max-lines-per-function': ['error', { max: 125, skipBlankLines: true, skipComments: true }],

@@ -43,6 +43,52 @@ function ruleAdmitsEmpty(rule: string): boolean {
   return /^(size\(self\)==0|self==''|self=="")\|\|/.test(s);
 }
 
+/** What in a schema refuses `""` for sure, and what this server cannot read. */
+interface EmptyAdmission {
+  readonly rejects: string[];
+  readonly unknown: string[];
+}
+
+/** The structural keywords (minLength, enum, pattern) read against `""`. */
+function structuralRejects(schema: Json, pattern: unknown, into: EmptyAdmission): void {
+  const minLength = member(schema, 'minLength');
+  if (typeof minLength === 'number' && minLength > 0) into.rejects.push(`minLength ${minLength}`);
+  const enumValues = member(schema, 'enum');
+  if (Array.isArray(enumValues) && !enumValues.includes('')) into.rejects.push('an enum without ""');
+  if (typeof pattern !== 'string') return;
+  let re: RegExp;
+  try {
+    re = new RegExp(pattern);
+  } catch {
+    into.unknown.push(`a pattern this server cannot read (${pattern})`);
+    return;
+  }
+  if (!re.test('')) into.rejects.push(`the pattern ${pattern}`);
+}
+
+/** The CEL rules: each must be one this server can see admits `""`. */
+function celUnknowns(rules: readonly unknown[], into: EmptyAdmission): void {
+  for (const rule of rules) {
+    if (typeof rule !== 'string') into.unknown.push('a CEL validation without a rule');
+    else if (!ruleAdmitsEmpty(rule)) into.unknown.push(`a CEL rule this server cannot evaluate (${rule})`);
+  }
+}
+
+/** Why an experimental verdict was reached: upstream's exact schema, or one that admits `""`. */
+function experimentalBasis(schema: Json, validations: unknown, rules: readonly unknown[]): string {
+  const upstream =
+    rules.length === 1 &&
+    squash(String(rules[0])) === squash(UPSTREAM_ROUTABILITY_RULE) &&
+    member(schema, 'maxLength') === UPSTREAM_ROUTABILITY_MAX_LENGTH;
+  if (upstream) {
+    const message = Array.isArray(validations) ? member(validations[0], 'message') : undefined;
+    return `upstream's schema (its CEL rule${message === UPSTREAM_ROUTABILITY_MESSAGE ? ' and message' : ''}, maxLength 253)`;
+  }
+  return rules.length > 0
+    ? 'a schema whose CEL validation admits ""'
+    : 'a schema without validation that admits ""';
+}
+
 /** Decides one `routability` property schema. */
 export function classifyRoutabilitySchema(schema: unknown): SchemaVerdict {
   if (!isObject(schema)) return { kind: 'unrecognised', detail: 'the routability schema is not an object' };
@@ -57,48 +103,18 @@ export function classifyRoutabilitySchema(schema: unknown): SchemaVerdict {
       basis: "this project's crd-patch schema (its pattern)",
     };
 
-  const rejects: string[] = [];
-  const unknown: string[] = [];
-  const minLength = member(schema, 'minLength');
-  if (typeof minLength === 'number' && minLength > 0) rejects.push(`minLength ${minLength}`);
-  const enumValues = member(schema, 'enum');
-  if (Array.isArray(enumValues) && !enumValues.includes('')) rejects.push('an enum without ""');
-  if (typeof pattern === 'string') {
-    let re: RegExp | undefined;
-    try {
-      re = new RegExp(pattern);
-    } catch {
-      unknown.push(`a pattern this server cannot read (${pattern})`);
-    }
-    if (re && !re.test('')) rejects.push(`the pattern ${pattern}`);
-  }
+  const found: EmptyAdmission = { rejects: [], unknown: [] };
+  structuralRejects(schema, pattern, found);
   const validations = member(schema, 'x-kubernetes-validations');
   const rules = Array.isArray(validations) ? validations.map((v) => member(v, 'rule')) : [];
-  for (const rule of rules) {
-    if (typeof rule !== 'string') unknown.push('a CEL validation without a rule');
-    else if (!ruleAdmitsEmpty(rule)) unknown.push(`a CEL rule this server cannot evaluate (${rule})`);
-  }
-  if (rejects.length > 0)
+  celUnknowns(rules, found);
+  if (found.rejects.length > 0)
     return {
       kind: 'unrecognised',
-      detail: `a routability schema that rejects "" (${rejects.join(', ')}) but is not this project's crd-patch schema`,
+      detail: `a routability schema that rejects "" (${found.rejects.join(', ')}) but is not this project's crd-patch schema`,
     };
-  if (unknown.length > 0) return { kind: 'unrecognised', detail: unknown.join('; ') };
-
-  const upstream =
-    rules.length === 1 &&
-    squash(String(rules[0])) === squash(UPSTREAM_ROUTABILITY_RULE) &&
-    member(schema, 'maxLength') === UPSTREAM_ROUTABILITY_MAX_LENGTH;
-  const message = Array.isArray(validations) ? member(validations[0], 'message') : undefined;
-  return {
-    kind: 'revision',
-    revision: 'experimental',
-    basis: upstream
-      ? `upstream's schema (its CEL rule${message === UPSTREAM_ROUTABILITY_MESSAGE ? ' and message' : ''}, maxLength 253)`
-      : rules.length > 0
-        ? 'a schema whose CEL validation admits ""'
-        : 'a schema without validation that admits ""',
-  };
+  if (found.unknown.length > 0) return { kind: 'unrecognised', detail: found.unknown.join('; ') };
+  return { kind: 'revision', revision: 'experimental', basis: experimentalBasis(schema, validations, rules) };
 }
 
 export const ADDRESS_LISTS = ['spec', 'status'] as const;
