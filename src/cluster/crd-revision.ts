@@ -49,83 +49,104 @@ export interface GatewayCrdWatchOptions {
   readonly backoff?: Partial<BackoffOptions>;
 }
 
-export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): RevisionSource {
-  const log = opts.logger;
-  const metrics = revisionMetrics(opts.registry);
-  let decision: RevisionDecision | undefined;
-  let switchedAt: Date | undefined;
-  let switches = 0;
-
-  log.info(
-    { gepRevision: 'auto', crd: GATEWAY_CRD_NAME, cluster: opts.description },
-    'GEP-5093 revision: following the Gateway CRD of the cluster (--gep-revision auto)',
-  );
-
-  const update = (): void => {
-    const objects = watch.objects();
-    if (!objects) return;
-    const crd = objects.find((o) => o.metadata?.name === GATEWAY_CRD_NAME);
-    const next = decideRevision(crd);
-    const before = decision;
-    if (before && before.summary === next.summary && before.revision === next.revision) return;
-    decision = next;
-    metrics.setRevision(next.revision);
-    metrics.setFieldMissing(next.state === 'field-missing');
-    const fields = {
-      gepRevision: next.revision ?? null,
-      crdState: next.state,
-      ...(next.generation !== undefined ? { crdGeneration: next.generation } : {}),
-      ...(before ? { previousRevision: before.revision ?? null, previousCrdState: before.state } : {}),
-    };
-    if (next.revision === undefined) {
-      log.error(fields, next.summary);
-      return;
-    }
-    if (before && before.revision !== undefined && before.revision !== next.revision) {
-      switches++;
-      switchedAt = new Date();
-      log.warn(fields, `GEP-5093 revision switched: ${before.revision} → ${next.revision}; ${next.summary}`);
-      return;
-    }
-    const line = `GEP-5093 revision in force: ${next.revision}; ${next.summary}`;
-    if (next.state === 'field-missing' || next.state === 'not-installed') log.warn(fields, line);
-    else log.info(fields, line);
+/** The log line of a new decision: error when undecidable, warn on a switch or a missing field. */
+function logDecision(log: Logger, before: RevisionDecision | undefined, next: RevisionDecision): void {
+  const fields = {
+    gepRevision: next.revision ?? null,
+    crdState: next.state,
+    ...(next.generation !== undefined ? { crdGeneration: next.generation } : {}),
+    ...(before ? { previousRevision: before.revision ?? null, previousCrdState: before.state } : {}),
   };
+  if (next.revision === undefined) {
+    log.error(fields, next.summary);
+    return;
+  }
+  if (isSwitch(before, next)) {
+    log.warn(fields, `GEP-5093 revision switched: ${before!.revision} → ${next.revision}; ${next.summary}`);
+    return;
+  }
+  const line = `GEP-5093 revision in force: ${next.revision}; ${next.summary}`;
+  if (next.state === 'field-missing' || next.state === 'not-installed') log.warn(fields, line);
+  else log.info(fields, line);
+}
 
+/** A change from one decided revision to the other (not a first read, not to or from undecidable). */
+function isSwitch(before: RevisionDecision | undefined, next: RevisionDecision): boolean {
+  return (
+    before !== undefined &&
+    before.revision !== undefined &&
+    next.revision !== undefined &&
+    before.revision !== next.revision
+  );
+}
+
+type CrdWatch = ReturnType<typeof startResourceWatch<KubernetesObject>>;
+
+/** The list-and-watch of the one CRD, by name. */
+function watchGatewayCrd(opts: GatewayCrdWatchOptions, onChange: () => void): CrdWatch {
   const backoff: Partial<BackoffOptions> = opts.backoff ?? {};
-  const watch = startResourceWatch<KubernetesObject>({
+  return startResourceWatch<KubernetesObject>({
     kc: opts.kc,
     group: 'apiextensions.k8s.io',
     resource: 'customresourcedefinitions',
     versions: ['v1'],
     list: gatewayCrdLister(opts.kc, backoff.listTimeoutMs ?? 30_000),
     fieldSelector: FIELD_SELECTOR,
-    onChange: update,
+    onChange,
     onAbsent: () =>
-      log.error(
+      opts.logger.error(
         { server: opts.description },
         `the API server serves no apiextensions.k8s.io/v1: cannot read the Gateway CRD; ${GEP_REVISION_FLAG_HINT}`,
       ),
-    logger: log,
+    logger: opts.logger,
     metrics: clusterMetrics(opts.registry),
     backoff,
   });
+}
 
-  const notReadReason = (): string => {
-    const state = watch.state();
-    if (state === 'stopped') return 'the Gateway CRD watch is stopped';
-    if (state === 'absent')
-      return `the API server serves no apiextensions.k8s.io/v1, so crd/${GATEWAY_CRD_NAME} cannot be read: ${GEP_REVISION_FLAG_HINT}`;
-    const error = watch.lastError();
-    return error
-      ? `cannot read crd/${GATEWAY_CRD_NAME} from ${opts.description} (${error}; retrying): ${GEP_REVISION_FLAG_HINT}, or allow get, list and watch on it`
-      : `waiting for the first read of crd/${GATEWAY_CRD_NAME} from ${opts.description}`;
-  };
+/** Why no revision is known yet, for /readyz. */
+function notReadReason(watch: CrdWatch, description: string): string {
+  const state = watch.state();
+  if (state === 'stopped') return 'the Gateway CRD watch is stopped';
+  if (state === 'absent')
+    return `the API server serves no apiextensions.k8s.io/v1, so crd/${GATEWAY_CRD_NAME} cannot be read: ${GEP_REVISION_FLAG_HINT}`;
+  const error = watch.lastError();
+  return error
+    ? `cannot read crd/${GATEWAY_CRD_NAME} from ${description} (${error}; retrying): ${GEP_REVISION_FLAG_HINT}, or allow get, list and watch on it`
+    : `waiting for the first read of crd/${GATEWAY_CRD_NAME} from ${description}`;
+}
+
+export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): RevisionSource {
+  const metrics = revisionMetrics(opts.registry);
+  let decision: RevisionDecision | undefined;
+  let switchedAt: Date | undefined;
+  let switches = 0;
+
+  opts.logger.info(
+    { gepRevision: 'auto', crd: GATEWAY_CRD_NAME, cluster: opts.description },
+    'GEP-5093 revision: following the Gateway CRD of the cluster (--gep-revision auto)',
+  );
+
+  const watch = watchGatewayCrd(opts, () => {
+    const objects = watch.objects();
+    if (!objects) return;
+    const next = decideRevision(objects.find((o) => o.metadata?.name === GATEWAY_CRD_NAME));
+    const before = decision;
+    if (before && before.summary === next.summary && before.revision === next.revision) return;
+    decision = next;
+    metrics.setRevision(next.revision);
+    metrics.setFieldMissing(next.state === 'field-missing');
+    if (isSwitch(before, next)) {
+      switches++;
+      switchedAt = new Date();
+    }
+    logDecision(opts.logger, before, next);
+  });
 
   return {
     current: () => decision?.revision,
     readiness: () => {
-      if (decision === undefined) return { ready: false, reason: notReadReason() };
+      if (decision === undefined) return { ready: false, reason: notReadReason(watch, opts.description) };
       if (decision.revision === undefined) return { ready: false, reason: decision.summary };
       return { ready: true };
     },
@@ -134,7 +155,7 @@ export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): Revi
       source: 'auto: the Gateway CRD of the cluster',
       crd: GATEWAY_CRD_NAME,
       crdState: decision?.state ?? 'not read yet',
-      ...(decision ? { summary: decision.summary } : { reason: notReadReason() }),
+      ...(decision ? { summary: decision.summary } : { reason: notReadReason(watch, opts.description) }),
       ...(decision?.generation !== undefined ? { crdGeneration: decision.generation } : {}),
       switches,
       ...(switchedAt ? { lastSwitchAt: switchedAt.toISOString() } : {}),
