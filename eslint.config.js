@@ -39,7 +39,6 @@ export default tseslint.config(
     files: [
       'src/audit/loop.ts',
       'src/audit/server.ts',
-      'src/cluster/lease.ts',
       'src/cluster/raw-get.ts',
     ],
     rules: {

@@ -61,133 +61,185 @@ function expired(lease: LeaseObject, now: number): boolean {
   return !Number.isFinite(renewed) || renewed + duration < now;
 }
 
-export function startLeaderElector(opts: LeaseOptions): LeaderElector {
-  const duration = opts.leaseDurationMs ?? 15_000;
-  const every = opts.renewEveryMs ?? 5_000;
-  const now = opts.now ?? Date.now;
-  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
-  const path = `${collection}/${encodeURIComponent(opts.name)}`;
-  const timeoutMs = Math.min(every, 5_000);
-  let leader = false;
-  let lastRenew = 0;
-  let lastError: string | undefined;
-  let holder: string | undefined;
-  let stopped = false;
+/**
+ * The Lease's HTTP side: read it, create it, write it back with the
+ * resourceVersion read (false on 409: another replica wrote first).
+ */
+class LeaseStore {
+  private readonly collection: string;
+  private readonly path: string;
 
-  const setLeader = (value: boolean, why: string): void => {
-    if (value === leader) return;
-    leader = value;
-    opts.logger.info(
-      { lease: `${opts.namespace}/${opts.name}`, identity: opts.identity, why },
-      value ? 'became leader' : 'no longer leader',
-    );
-    opts.onChange?.(value);
-  };
+  constructor(
+    private readonly opts: LeaseOptions,
+    private readonly timeoutMs: number,
+  ) {
+    this.collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
+    this.path = `${this.collection}/${encodeURIComponent(opts.name)}`;
+  }
 
-  const spec = (t: number, transitions: number, acquired: string) => ({
-    holderIdentity: opts.identity,
-    leaseDurationSeconds: Math.ceil(duration / 1000),
-    acquireTime: acquired,
-    renewTime: microTime(t),
-    leaseTransitions: transitions,
-  });
-
-  const write = async (method: 'POST' | 'PUT', body: LeaseObject): Promise<boolean> => {
+  /** The Lease, or undefined when there is none yet. */
+  async read(): Promise<LeaseObject | undefined> {
     try {
-      await requestJson(opts.kc, method, method === 'POST' ? collection : path, { body, timeoutMs });
-      return true;
+      return (await requestJson(this.opts.kc, 'GET', this.path, {
+        timeoutMs: this.timeoutMs,
+      })) as LeaseObject;
     } catch (err) {
-      if (httpStatusOf(err) === 409) return false; // another replica wrote first
+      if (httpStatusOf(err) === 404) return undefined;
       throw err;
     }
-  };
+  }
 
-  const attempt = async (): Promise<void> => {
-    const t = now();
-    let lease: LeaseObject | undefined;
+  async write(method: 'POST' | 'PUT', body: LeaseObject): Promise<boolean> {
     try {
-      lease = (await requestJson(opts.kc, 'GET', path, { timeoutMs })) as LeaseObject;
+      const where = method === 'POST' ? this.collection : this.path;
+      await requestJson(this.opts.kc, method, where, { body, timeoutMs: this.timeoutMs });
+      return true;
     } catch (err) {
-      if (httpStatusOf(err) !== 404) throw err;
+      if (httpStatusOf(err) === 409) return false;
+      throw err;
     }
-    if (!lease) {
-      const created = await write('POST', {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: opts.name, namespace: opts.namespace },
-        spec: spec(t, 0, microTime(t)),
-      });
-      holder = created ? opts.identity : holder;
-      if (created) lastRenew = t;
-      setLeader(created, created ? 'created the lease' : 'another replica created the lease');
-      return;
-    }
-    holder = lease.spec?.holderIdentity;
-    const mine = holder === opts.identity;
-    if (!mine && !expired(lease, t)) {
-      setLeader(false, `held by ${holder ?? 'nobody'}`);
-      return;
-    }
+  }
+}
+
+/** One election round's result: whether this replica leads now, and why (for the log). */
+interface Round {
+  readonly leader: boolean;
+  readonly why: string;
+  readonly holder: string | undefined;
+}
+
+class Elector {
+  leader = false;
+  holder: string | undefined;
+  lastError: string | undefined;
+  private lastRenew = 0;
+  private readonly duration: number;
+  private readonly every: number;
+  private readonly now: () => number;
+  readonly store: LeaseStore;
+
+  constructor(private readonly opts: LeaseOptions) {
+    this.duration = opts.leaseDurationMs ?? 15_000;
+    this.every = opts.renewEveryMs ?? 5_000;
+    this.now = opts.now ?? Date.now;
+    this.store = new LeaseStore(opts, Math.min(this.every, 5_000));
+  }
+
+  get renewEveryMs(): number {
+    return this.every;
+  }
+
+  setLeader(value: boolean, why: string): void {
+    if (value === this.leader) return;
+    this.leader = value;
+    this.opts.logger.info(
+      { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity, why },
+      value ? 'became leader' : 'no longer leader',
+    );
+    this.opts.onChange?.(value);
+  }
+
+  private spec(t: number, transitions: number, acquired: string): NonNullable<LeaseObject['spec']> {
+    return {
+      holderIdentity: this.opts.identity,
+      leaseDurationSeconds: Math.ceil(this.duration / 1000),
+      acquireTime: acquired,
+      renewTime: microTime(t),
+      leaseTransitions: transitions,
+    };
+  }
+
+  /** No Lease yet: create it; of two replicas creating at once, one wins. */
+  private async create(t: number): Promise<Round> {
+    const created = await this.store.write('POST', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: this.opts.name, namespace: this.opts.namespace },
+      spec: this.spec(t, 0, microTime(t)),
+    });
+    if (!created) return { leader: false, why: 'another replica created the lease', holder: this.holder };
+    this.lastRenew = t;
+    return { leader: true, why: 'created the lease', holder: this.opts.identity };
+  }
+
+  /** Our Lease: renew it; someone else's expired one: take it over. */
+  private async renewOrTake(lease: LeaseObject, t: number): Promise<Round> {
+    const previous = lease.spec?.holderIdentity;
+    const mine = previous === this.opts.identity;
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1);
     const acquired = mine ? (lease.spec?.acquireTime ?? microTime(t)) : microTime(t);
-    const ok = await write('PUT', { ...lease, spec: spec(t, transitions, acquired) });
-    if (ok) {
-      holder = opts.identity;
-      lastRenew = t;
-    }
-    setLeader(
-      ok,
-      ok
-        ? mine
-          ? 'renewed'
-          : `took over an expired lease from ${holder ?? 'nobody'}`
-        : 'lost a race for the lease',
-    );
-  };
+    const ok = await this.store.write('PUT', { ...lease, spec: this.spec(t, transitions, acquired) });
+    if (!ok) return { leader: false, why: 'lost a race for the lease', holder: previous };
+    this.lastRenew = t;
+    const why = mine ? 'renewed' : `took over an expired lease from ${previous || 'nobody'}`;
+    return { leader: true, why, holder: this.opts.identity };
+  }
 
-  const tick = async (): Promise<void> => {
+  private async round(): Promise<Round> {
+    const t = this.now();
+    const lease = await this.store.read();
+    if (!lease) return this.create(t);
+    const holder = lease.spec?.holderIdentity;
+    if (holder !== this.opts.identity && !expired(lease, t))
+      return { leader: false, why: `held by ${holder ?? 'nobody'}`, holder };
+    return this.renewOrTake(lease, t);
+  }
+
+  async tick(): Promise<void> {
     try {
-      await attempt();
-      lastError = undefined;
+      const r = await this.round();
+      this.holder = r.holder;
+      this.setLeader(r.leader, r.why);
+      this.lastError = undefined;
     } catch (err) {
-      lastError = describeKubeError(err);
+      this.lastError = describeKubeError(err);
       // Step down before our lease could have expired in anyone else's eyes.
-      if (leader && now() - lastRenew >= duration - every) setLeader(false, `cannot renew: ${lastError}`);
+      if (this.leader && this.now() - this.lastRenew >= this.duration - this.every)
+        this.setLeader(false, `cannot renew: ${this.lastError}`);
     }
-  };
+  }
 
-  let running: Promise<void> = tick();
+  /** Leading: hand the lease back (holder empty, 1 s) so another replica takes over at once. */
+  async release(): Promise<void> {
+    if (!this.leader) return;
+    try {
+      const lease = await this.store.read();
+      if (lease?.spec?.holderIdentity === this.opts.identity)
+        await this.store.write('PUT', {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 },
+        });
+    } catch {
+      // Best effort: the lease expires by itself.
+    }
+    this.setLeader(false, 'stopped');
+  }
+}
+
+export function startLeaderElector(opts: LeaseOptions): LeaderElector {
+  const elector = new Elector(opts);
+  let stopped = false;
+  let running: Promise<void> = elector.tick();
   const timer = setInterval(() => {
-    running = running.then(tick);
-  }, every);
+    running = running.then(() => elector.tick());
+  }, elector.renewEveryMs);
   timer.unref();
 
   return {
-    isLeader: () => leader,
+    isLeader: () => elector.leader,
     describe: () => ({
       lease: `${opts.namespace}/${opts.name}`,
       identity: opts.identity,
-      leader,
-      holder: holder ?? null,
-      ...(lastError ? { lastError } : {}),
+      leader: elector.leader,
+      holder: elector.holder ?? null,
+      ...(elector.lastError ? { lastError: elector.lastError } : {}),
     }),
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
       await running;
-      if (!leader) return;
-      try {
-        const lease = (await requestJson(opts.kc, 'GET', path, { timeoutMs })) as LeaseObject;
-        if (lease.spec?.holderIdentity === opts.identity)
-          await write('PUT', {
-            ...lease,
-            spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 },
-          });
-      } catch {
-        // Best effort: the lease expires by itself.
-      }
-      setLeader(false, 'stopped');
+      await elector.release();
     },
   };
 }

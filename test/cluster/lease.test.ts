@@ -16,7 +16,11 @@ afterEach(async () => {
   await fake.close();
 });
 
-function elector(identity: string, kubeconfig = fake.kubeconfigPath): LeaderElector {
+function elector(
+  identity: string,
+  kubeconfig = fake.kubeconfigPath,
+  logger = capturingLogger().logger,
+): LeaderElector {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const e = startLeaderElector({
@@ -24,7 +28,7 @@ function elector(identity: string, kubeconfig = fake.kubeconfigPath): LeaderElec
     namespace: 'routability',
     name: 'audit',
     identity,
-    logger: capturingLogger().logger,
+    logger,
     leaseDurationMs: 1_000,
     renewEveryMs: 100,
   });
@@ -85,7 +89,8 @@ describe('leader election over a Lease', () => {
         leaseTransitions: 3,
       },
     });
-    const a = elector('pod-a');
+    const log = capturingLogger();
+    const a = elector('pod-a', fake.kubeconfigPath, log.logger);
     await until(() => fake.requests.filter((r) => r.method === 'GET').length >= 2, 'a first look');
     expect(a.isLeader()).toBe(false);
     await until(() => a.isLeader(), 'the takeover');
@@ -93,6 +98,10 @@ describe('leader election over a Lease', () => {
       holderIdentity: 'pod-a',
       leaseTransitions: 4,
     });
+    // The log names the replica it took over from, not itself.
+    expect(log.lines.find((l) => l['msg'] === 'became leader')?.['why']).toBe(
+      'took over an expired lease from dead-pod',
+    );
   });
 
   it('steps down when it cannot renew, before the lease could expire for others', async () => {
