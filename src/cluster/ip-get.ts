@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { IPAddressHolder } from '../rules/index.js';
+import { readBoundedBody } from './bounded-body.js';
 import { holderFromIPAddress, type IPAddressObject } from './ip-addresses.js';
 
 export type GetResult =
@@ -75,23 +76,25 @@ function sameBytes(a: unknown, b: unknown): boolean {
   return String(a) === String(b);
 }
 
-/** GETs `/apis/networking.k8s.io/v1/ipaddresses/<name>` with the kubeconfig's credentials. */
-export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGetter {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const base = new URL(cluster.server);
-  const secure = base.protocol === 'https:';
-  let pool: { agent: http.Agent; tls: readonly unknown[] } | undefined;
+/** Keep-alive sockets for the lookups: one pool while the TLS material stays the same. */
+class AgentPool {
+  private pool: { agent: http.Agent; tls: readonly unknown[] } | undefined;
 
-  /** One pool while the TLS material stays the same; a rotated client certificate gets a fresh one. */
-  const agentFor = (opts: https.RequestOptions): http.Agent => {
+  constructor(
+    private readonly secure: boolean,
+    private readonly maxSockets: number,
+    private readonly proxied: boolean,
+  ) {}
+
+  /** The pool for these credentials; a rotated client certificate gets a fresh one. */
+  agentFor(opts: https.RequestOptions): http.Agent {
     // A proxy needs client-node's own agent (it knows the proxy kinds).
-    if (cluster.proxyUrl && opts.agent) return opts.agent as http.Agent;
+    if (this.proxied && opts.agent) return opts.agent as http.Agent;
     const tls = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername];
-    if (pool && pool.tls.every((v, i) => sameBytes(v, tls[i]))) return pool.agent;
-    pool?.agent.destroy();
-    const common = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets };
-    const agent = secure
+    if (this.pool && this.pool.tls.every((v, i) => sameBytes(v, tls[i]))) return this.pool.agent;
+    this.pool?.agent.destroy();
+    const common = { keepAlive: true, maxSockets: this.maxSockets, maxFreeSockets: this.maxSockets };
+    const agent = this.secure
       ? new https.Agent({
           ...common,
           ...(opts.ca ? { ca: opts.ca } : {}),
@@ -101,20 +104,37 @@ export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGe
           ...(opts.servername ? { servername: opts.servername } : {}),
         })
       : new http.Agent(common);
-    pool = { agent, tls };
+    this.pool = { agent, tls };
     return agent;
-  };
+  }
 
+  close(): void {
+    this.pool?.agent.destroy();
+    this.pool = undefined;
+  }
+}
+
+/** The request headers client-node's credentials call for (token, exec plugin, basic auth). */
+function headersOf(opts: https.RequestOptions): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  for (const [k, v] of Object.entries(opts.headers ?? {}))
+    if (typeof v === 'string' || typeof v === 'number') headers[k] = String(v);
+  if (opts.auth) headers['authorization'] = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  return headers;
+}
+
+/** GETs `/apis/networking.k8s.io/v1/ipaddresses/<name>` with the kubeconfig's credentials. */
+export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGetter {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const base = new URL(cluster.server);
+  const secure = base.protocol === 'https:';
+  const pool = new AgentPool(secure, maxSockets, Boolean(cluster.proxyUrl));
   const prefix = `${base.pathname.replace(/\/$/, '')}/apis/networking.k8s.io/v1/ipaddresses/`;
   const get = async (name: string, signal: AbortSignal): Promise<GetResult> => {
     // Credentials per call: service-account tokens and exec plugins rotate.
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
-    const agent = agentFor(opts);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    for (const [k, v] of Object.entries(opts.headers ?? {}))
-      if (typeof v === 'string' || typeof v === 'number') headers[k] = String(v);
-    if (opts.auth) headers['authorization'] = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     return new Promise<GetResult>((resolve, reject) => {
       const request = (secure ? https : http).request(
         {
@@ -125,24 +145,14 @@ export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGe
           // at most as stale as that cache, which the answer cache's TTL exceeds anyway.
           path: `${prefix}${encodeURIComponent(name)}?resourceVersion=0`,
           method: 'GET',
-          headers,
-          agent,
+          headers: headersOf(opts),
+          agent: pool.agentFor(opts),
           signal,
         },
         (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_ANSWER_BYTES) {
-              request.destroy(new Error(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('error', reject);
-          response.on('end', () =>
-            resolve(interpretAnswer(name, response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))),
+          readBoundedBody(request, response, MAX_ANSWER_BYTES, 'answer').then(
+            (text) => resolve(interpretAnswer(name, response.statusCode ?? 0, text)),
+            reject,
           );
         },
       );
@@ -150,11 +160,5 @@ export function ipAddressGetter(kc: KubeConfig, maxSockets: number): IPAddressGe
       request.end();
     });
   };
-  return {
-    get,
-    close: () => {
-      pool?.agent.destroy();
-      pool = undefined;
-    },
-  };
+  return { get, close: () => pool.close() };
 }

@@ -13,10 +13,15 @@
  * server answers again.
  */
 import type { Logger } from 'pino';
-import type { AllocatedIPs, IPAddressHolder } from '../rules/index.js';
+import type { AllocatedIPs } from '../rules/index.js';
+import { AnswerCache, type KnownAllocation } from './ip-answer-cache.js';
 import type { GetResult, IPAddressGetter } from './ip-get.js';
+import { LookupHealth, type LookupState } from './ip-lookup-health.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
+import { LookupSlots } from './ip-lookup-slots.js';
 import type { AllocatedIPSource } from './types.js';
+
+export type { LookupState } from './ip-lookup-health.js';
 
 export interface LookupOptions {
   /**
@@ -52,17 +57,8 @@ export const DEFAULT_LOOKUP_OPTIONS: LookupOptions = {
 /** A name no IPAddress holds in practice (the unspecified address is never allocated); any answer proves access. */
 export const PROBE_NAME = '0.0.0.0';
 
-type Known = { readonly kind: 'held'; readonly holder: IPAddressHolder } | { readonly kind: 'free' };
-type Outcome = Known | { readonly kind: 'absent' } | { readonly kind: 'error'; readonly reason: string };
-
-export type LookupState =
-  /** Nothing asked yet, probe pending. */
-  | 'unknown'
-  | 'ok'
-  /** The last lookup or probe failed: Cluster IPs are allowed unchecked, with a warning. */
-  | 'unavailable'
-  /** The cluster serves no IPAddress API: the rule is skipped. */
-  | 'absent';
+type Outcome =
+  KnownAllocation | { readonly kind: 'absent' } | { readonly kind: 'error'; readonly reason: string };
 
 export interface AllocationLookup extends AllocatedIPSource {
   state(): LookupState;
@@ -83,170 +79,100 @@ export interface AllocationLookupDeps {
   readonly now?: () => number;
 }
 
+/**
+ * One GET of an address, within the deadline and a lookup slot; never
+ * rejects: every failure becomes an `error` outcome with a few words for the
+ * warning and the detail for the log.
+ */
+class LookupFetcher {
+  readonly controllers = new Set<AbortController>();
+  private readonly timeoutText: string;
+
+  constructor(
+    private readonly deps: AllocationLookupDeps,
+    private readonly opts: LookupOptions,
+    private readonly slots: LookupSlots,
+    private readonly now: () => number,
+  ) {
+    this.timeoutText = `no answer from the API server within ${opts.timeoutMs / 1000} s`;
+  }
+
+  async fetch(name: string, countAs: 'lookup' | 'probe'): Promise<GetResult> {
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
+    const started = this.now();
+    let result: GetResult;
+    try {
+      result = await this.withSlot(name, controller.signal);
+    } finally {
+      clearTimeout(timer);
+      this.controllers.delete(controller);
+    }
+    this.deps.metrics?.duration.observe((this.now() - started) / 1000);
+    this.deps.metrics?.requests.inc({ kind: countAs, result: result.kind });
+    return result;
+  }
+
+  private async withSlot(name: string, signal: AbortSignal): Promise<GetResult> {
+    if (!(await this.slots.acquire(signal)))
+      return signal.aborted
+        ? { kind: 'error', reason: this.timeoutText, detail: 'waited for a free lookup slot' }
+        : {
+            kind: 'error',
+            reason: 'too many allocated-IP lookups waiting',
+            detail: `queue of ${this.opts.queueMax} full`,
+          };
+    try {
+      return await this.deps.get.get(name, signal);
+    } catch (err) {
+      return signal.aborted
+        ? { kind: 'error', reason: this.timeoutText, detail: `GET ipaddresses/${name} timed out` }
+        : { kind: 'error', reason: unreachable(err), detail: oneLine(err) };
+    } finally {
+      this.slots.release();
+    }
+  }
+}
+
 export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLookup {
   const opts = { ...DEFAULT_LOOKUP_OPTIONS, ...deps.options };
   const now = deps.now ?? (() => performance.now());
-  const { logger, metrics } = deps;
-  const timeoutText = `no answer from the API server within ${opts.timeoutMs / 1000} s`;
-
-  const cache = new Map<string, { readonly answer: Known; readonly expires: number }>();
+  const cache = new AnswerCache(opts.cacheTtlMs, opts.cacheMax, now);
+  const slots = new LookupSlots(opts.concurrency, opts.queueMax);
+  const fetcher = new LookupFetcher(deps, opts, slots, now);
   const inFlight = new Map<string, Promise<Outcome>>();
-  const waiting: (() => void)[] = [];
-  let active = 0;
-  let closed = false;
 
-  let state: LookupState = 'unknown';
-  let lastError: { reason: string; detail: string; since: string } | undefined;
-  let lastSuccess: string | undefined;
-  let probeTimer: NodeJS.Timeout | undefined;
-  let failedProbes = 0;
-  const controllers = new Set<AbortController>();
-
-  const setState = (next: LookupState, error?: { reason: string; detail: string }): void => {
-    const previous = state;
-    state = next;
-    metrics?.up.set(next === 'ok' ? 1 : 0);
-    if (next === 'ok') lastSuccess = new Date().toISOString();
-    if (error)
-      lastError = {
-        ...error,
-        since: previous === 'unavailable' && lastError ? lastError.since : new Date().toISOString(),
-      };
-    if (next !== previous) {
-      if (next === 'unavailable')
-        logger.warn(
-          { reason: error?.reason, detail: error?.detail },
-          'allocated-IP lookups fail: Cluster addresses are allowed unchecked, with a warning, until the API server answers',
-        );
-      else if (next === 'absent')
-        logger.warn(
-          'the cluster serves no IPAddress API (networking.k8s.io/v1, Kubernetes 1.33+): the ClusterAddressAllocated rule is skipped',
-        );
-      else if (next === 'ok' && previous !== 'unknown') logger.info('allocated-IP lookups answer again');
-    }
-    if (next === 'ok') lastError = undefined;
-    scheduleProbe();
-  };
-
-  const scheduleProbe = (): void => {
-    if (closed || probeTimer || (state !== 'unavailable' && state !== 'absent')) return;
-    // Soon after a first failure (a start-up on a busy node can miss the deadline), then less often.
-    const delay = Math.min(opts.probeIntervalMs, 1_000 * 2 ** Math.max(0, failedProbes - 1));
-    probeTimer = setTimeout(() => {
-      probeTimer = undefined;
-      void probe();
-    }, delay);
-    probeTimer.unref();
-  };
-
-  /** Waits for a free slot, or gives up when the queue is full or the deadline passes. */
-  const acquire = (signal: AbortSignal): Promise<boolean> => {
-    if (active < opts.concurrency) {
-      active++;
-      return Promise.resolve(true);
-    }
-    if (waiting.length >= opts.queueMax) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const go = (): void => {
-        signal.removeEventListener('abort', giveUp);
-        active++;
-        resolve(true);
-      };
-      const giveUp = (): void => {
-        const i = waiting.indexOf(go);
-        if (i >= 0) waiting.splice(i, 1);
-        resolve(false);
-      };
-      waiting.push(go);
-      signal.addEventListener('abort', giveUp, { once: true });
-    });
-  };
-  const release = (): void => {
-    active--;
-    const next = waiting.shift();
-    if (next) next();
-  };
-
-  /** One GET with a deadline; never rejects. */
+  /** One GET, its outcome recorded in the health state. */
   const fetchOne = async (name: string, countAs: 'lookup' | 'probe'): Promise<Outcome> => {
-    const controller = new AbortController();
-    controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
-    const started = now();
-    let result: GetResult;
-    try {
-      if (!(await acquire(controller.signal))) {
-        result = controller.signal.aborted
-          ? { kind: 'error', reason: timeoutText, detail: 'waited for a free lookup slot' }
-          : {
-              kind: 'error',
-              reason: 'too many allocated-IP lookups waiting',
-              detail: `queue of ${opts.queueMax} full`,
-            };
-      } else {
-        try {
-          result = await deps.get.get(name, controller.signal);
-        } catch (err) {
-          result = controller.signal.aborted
-            ? { kind: 'error', reason: timeoutText, detail: `GET ipaddresses/${name} timed out` }
-            : { kind: 'error', reason: unreachable(err), detail: oneLine(err) };
-        } finally {
-          release();
-        }
-      }
-    } finally {
-      clearTimeout(timer);
-      controllers.delete(controller);
-    }
-    metrics?.duration.observe((now() - started) / 1000);
-    metrics?.requests.inc({ kind: countAs, result: result.kind });
+    const result = await fetcher.fetch(name, countAs);
     if (result.kind === 'error') {
-      if (!closed) setState('unavailable', { reason: result.reason, detail: result.detail });
+      if (!health.isClosed) health.set('unavailable', { reason: result.reason, detail: result.detail });
       return { kind: 'error', reason: result.reason };
     }
-    if (result.kind === 'absent') {
-      setState('absent');
-      return result;
-    }
-    setState('ok');
+    health.set(result.kind === 'absent' ? 'absent' : 'ok');
     return result;
   };
-
   const probe = async (): Promise<void> => {
-    if (closed) return;
+    if (health.isClosed) return;
     const outcome = await fetchOne(PROBE_NAME, 'probe');
-    failedProbes = outcome.kind === 'error' || outcome.kind === 'absent' ? failedProbes + 1 : 0;
-    scheduleProbe();
+    health.probed(outcome.kind === 'error' || outcome.kind === 'absent');
   };
-
-  const cached = (ip: string): Known | undefined => {
-    const hit = cache.get(ip);
-    if (!hit) return undefined;
-    cache.delete(ip);
-    if (hit.expires <= now()) return undefined;
-    cache.set(ip, hit); // most recently used goes last
-    return hit.answer;
-  };
-
-  const remember = (ip: string, answer: Known): void => {
-    cache.delete(ip);
-    cache.set(ip, { answer, expires: now() + opts.cacheTtlMs });
-    while (cache.size > opts.cacheMax) cache.delete(cache.keys().next().value as string);
-  };
+  const health = new LookupHealth(deps.logger, deps.metrics, opts.probeIntervalMs, probe);
 
   const lookupOne = (ip: string): Promise<Outcome> | Outcome => {
-    const hit = cached(ip);
+    const hit = cache.get(ip);
     if (hit) {
-      metrics?.cacheHits.inc();
+      deps.metrics?.cacheHits.inc();
       return hit;
     }
     // While the API is known to be absent, ask nothing: the probe looks again.
-    if (state === 'absent') return { kind: 'absent' };
+    if (health.state === 'absent') return { kind: 'absent' };
     let pending = inFlight.get(ip);
     if (!pending) {
       pending = fetchOne(ip, 'lookup').then((outcome) => {
         inFlight.delete(ip);
-        if (outcome.kind === 'held' || outcome.kind === 'free') remember(ip, outcome);
+        if (outcome.kind === 'held' || outcome.kind === 'free') cache.set(ip, outcome);
         return outcome;
       });
       inFlight.set(ip, pending);
@@ -257,55 +183,75 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
   if (opts.probeAtStart) void probe();
 
   return {
-    async lookup(canonicalIPs: readonly string[]): Promise<AllocatedIPs> {
-      const outcomes = new Map<string, Outcome>();
-      await Promise.all(
-        [...new Set(canonicalIPs)].map(async (ip) => {
-          outcomes.set(ip, await lookupOne(ip));
-        }),
-      );
-      return {
-        holderOf: (ip) => {
-          const o = outcomes.get(ip);
-          return o?.kind === 'held' ? o.holder : undefined;
-        },
-        uncheckedReason: (ip) => {
-          const o = outcomes.get(ip);
-          // Asked but not prefetched would be a bug in the caller: say so rather than pass silently.
-          if (o === undefined) return 'not looked up';
-          return o.kind === 'error' ? o.reason : undefined;
-        },
-      };
-    },
-    describe: () => ({
-      mode: 'on-demand lookups (GET ipaddresses/<ip>)',
-      state,
-      ...(state === 'unavailable' ? { effect: 'Cluster addresses allowed unchecked, with a warning' } : {}),
-      ...(state === 'absent'
-        ? { effect: 'the cluster serves no IPAddress API: ClusterAddressAllocated skipped' }
-        : {}),
-      ...(lastError ? { lastError } : {}),
-      ...(lastSuccess ? { lastSuccess } : {}),
-      cache: { entries: cache.size, max: opts.cacheMax, ttlSeconds: opts.cacheTtlMs / 1000 },
-      inFlight: active,
-      queued: waiting.length,
-      timeoutSeconds: opts.timeoutMs / 1000,
-    }),
-    state: () => state,
+    lookup: async (canonicalIPs) => answersOf(await lookupAll(canonicalIPs, lookupOne)),
+    describe: () => describeLookup(health, cache, slots, opts),
+    state: () => health.state,
     probe: async () => {
       await probe();
-      return state;
+      return health.state;
     },
-    lastErrorReason: () => (state === 'unavailable' ? lastError?.reason : undefined),
+    lastErrorReason: () => (health.state === 'unavailable' ? health.lastError?.reason : undefined),
     cacheSize: () => cache.size,
     close: async () => {
-      closed = true;
-      if (probeTimer) clearTimeout(probeTimer);
-      probeTimer = undefined;
-      for (const c of controllers) c.abort();
+      health.close();
+      for (const c of fetcher.controllers) c.abort();
       await Promise.allSettled([...inFlight.values()]);
       deps.get.close();
     },
+  };
+}
+
+/** Each distinct address once, all at the same time. */
+async function lookupAll(
+  canonicalIPs: readonly string[],
+  lookupOne: (ip: string) => Promise<Outcome> | Outcome,
+): Promise<Map<string, Outcome>> {
+  const outcomes = new Map<string, Outcome>();
+  await Promise.all(
+    [...new Set(canonicalIPs)].map(async (ip) => {
+      outcomes.set(ip, await lookupOne(ip));
+    }),
+  );
+  return outcomes;
+}
+
+/** The rules' view of a review's lookups. */
+function answersOf(outcomes: ReadonlyMap<string, Outcome>): AllocatedIPs {
+  return {
+    holderOf: (ip) => {
+      const o = outcomes.get(ip);
+      return o?.kind === 'held' ? o.holder : undefined;
+    },
+    uncheckedReason: (ip) => {
+      const o = outcomes.get(ip);
+      // Asked but not prefetched would be a bug in the caller: say so rather than pass silently.
+      if (o === undefined) return 'not looked up';
+      return o.kind === 'error' ? o.reason : undefined;
+    },
+  };
+}
+
+/** For /readyz?verbose. */
+function describeLookup(
+  health: LookupHealth,
+  cache: AnswerCache,
+  slots: LookupSlots,
+  opts: LookupOptions,
+): Readonly<Record<string, unknown>> {
+  const state = health.state;
+  return {
+    mode: 'on-demand lookups (GET ipaddresses/<ip>)',
+    state,
+    ...(state === 'unavailable' ? { effect: 'Cluster addresses allowed unchecked, with a warning' } : {}),
+    ...(state === 'absent'
+      ? { effect: 'the cluster serves no IPAddress API: ClusterAddressAllocated skipped' }
+      : {}),
+    ...(health.lastError ? { lastError: health.lastError } : {}),
+    ...(health.lastSuccess ? { lastSuccess: health.lastSuccess } : {}),
+    cache: cache.describe(),
+    inFlight: slots.inFlight,
+    queued: slots.queued,
+    timeoutSeconds: opts.timeoutMs / 1000,
   };
 }
 

@@ -8,6 +8,7 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { readBoundedBody } from './bounded-body.js';
 
 /** Thrown for a non-2xx answer; `statusCode` and `body` are what errors.ts reads. */
 export class KubeHttpError extends Error {
@@ -69,19 +70,7 @@ export async function requestJson(
         timeout: timeoutMs,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_BODY_BYTES) {
-            req.destroy(new Error(`${method} ${path}: answer larger than ${MAX_BODY_BYTES} bytes`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+        readBoundedBody(req, res, MAX_BODY_BYTES, `${method} ${path}: answer`).then((text) => {
           const code = res.statusCode ?? 0;
           if (code < 200 || code >= 300) {
             reject(new KubeHttpError(code, text, path, method));
@@ -92,7 +81,7 @@ export async function requestJson(
           } catch {
             reject(new Error(`${method} ${path}: the answer is not JSON`));
           }
-        });
+        }, reject);
       },
     );
     req.on('timeout', () =>

@@ -1,0 +1,31 @@
+/**
+ * An API server answer's body, read up to a cap: the two raw HTTP clients of
+ * src/cluster (single IPAddress GETs, wire-form JSON requests) never hold more
+ * than the cap of one answer, whatever the server sends.
+ */
+import type { ClientRequest, IncomingMessage } from 'node:http';
+
+/** The body as text; past `maxBytes` the request is destroyed and this rejects, saying `what` was too large. */
+export function readBoundedBody(
+  request: ClientRequest,
+  response: IncomingMessage,
+  maxBytes: number,
+  what: string,
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    response.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        const error = new Error(`${what} larger than ${maxBytes} bytes`);
+        request.destroy(error);
+        reject(error);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    response.on('error', reject);
+    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}

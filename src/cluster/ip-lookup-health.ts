@@ -1,0 +1,95 @@
+/**
+ * Whether allocated-IP lookups work: the state /readyz?verbose and the
+ * `..._lookup_up` metric show, the last error and since when, one log line
+ * per change, and the probe schedule while they fail (soon after a first
+ * failure, since a start-up on a busy node can miss the deadline, then less
+ * often).
+ */
+import type { Logger } from 'pino';
+import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
+
+export type LookupState =
+  /** Nothing asked yet, probe pending. */
+  | 'unknown'
+  | 'ok'
+  /** The last lookup or probe failed: Cluster IPs are allowed unchecked, with a warning. */
+  | 'unavailable'
+  /** The cluster serves no IPAddress API: the rule is skipped. */
+  | 'absent';
+
+export interface LookupError {
+  readonly reason: string;
+  readonly detail: string;
+}
+
+export class LookupHealth {
+  state: LookupState = 'unknown';
+  lastError: (LookupError & { readonly since: string }) | undefined;
+  lastSuccess: string | undefined;
+  private failedProbes = 0;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: AllocationLookupMetrics | undefined,
+    private readonly probeIntervalMs: number,
+    /** Runs one probe; called by the schedule. */
+    private readonly probe: () => Promise<void>,
+  ) {}
+
+  set(next: LookupState, error?: LookupError): void {
+    const previous = this.state;
+    this.state = next;
+    this.metrics?.up.set(next === 'ok' ? 1 : 0);
+    if (next === 'ok') {
+      this.lastSuccess = new Date().toISOString();
+      this.lastError = undefined;
+    } else if (error) {
+      const since =
+        previous === 'unavailable' && this.lastError ? this.lastError.since : new Date().toISOString();
+      this.lastError = { ...error, since };
+    }
+    if (next !== previous) this.logChange(previous, next, error);
+    this.scheduleProbe();
+  }
+
+  private logChange(previous: LookupState, next: LookupState, error: LookupError | undefined): void {
+    if (next === 'unavailable')
+      this.logger.warn(
+        { reason: error?.reason, detail: error?.detail },
+        'allocated-IP lookups fail: Cluster addresses are allowed unchecked, with a warning, until the API server answers',
+      );
+    else if (next === 'absent')
+      this.logger.warn(
+        'the cluster serves no IPAddress API (networking.k8s.io/v1, Kubernetes 1.33+): the ClusterAddressAllocated rule is skipped',
+      );
+    else if (next === 'ok' && previous !== 'unknown') this.logger.info('allocated-IP lookups answer again');
+  }
+
+  /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval). */
+  probed(failed: boolean): void {
+    this.failedProbes = failed ? this.failedProbes + 1 : 0;
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    if (this.closed || this.probeTimer || (this.state !== 'unavailable' && this.state !== 'absent')) return;
+    const delay = Math.min(this.probeIntervalMs, 1_000 * 2 ** Math.max(0, this.failedProbes - 1));
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined;
+      void this.probe();
+    }, delay);
+    this.probeTimer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+}
