@@ -190,7 +190,10 @@ describe('SIGTERM under load', () => {
       .filter((l) => l.includes('"msg":"review"'))
       .map((l) => (JSON.parse(l) as { uid: string }).uid)
       .filter((uid) => uid.startsWith('term-'));
-    const lost = logged.filter((uid) => !result.answered.has(uid));
+    // Each with what its client saw, so a failure says whether it was a reset, a refusal or a timeout.
+    const lost = logged
+      .filter((uid) => !result.answered.has(uid))
+      .map((uid) => `${uid}: ${result.failures.get(uid) ?? result.tolerated.get(uid) ?? 'no error seen'}`);
     expect(lost).toEqual([]);
     // Failures other than "the connection was closed or refused" (which the apiserver retries): none.
     expect([...result.failures].slice(0, 5)).toEqual([]);
