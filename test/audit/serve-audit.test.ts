@@ -5,17 +5,14 @@
  * again — each reported within seconds, with no write to any Gateway.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLI,
   eventually,
   httpGet,
-  runCli,
-  startServe,
+  startServeAgainstApi,
   type RunningServer,
+  type ServingAgainstApi,
 } from '../support/server-process.js';
 import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
 
@@ -23,14 +20,13 @@ const built = existsSync(CLI);
 if (!built) console.warn(`serve audit tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
+let served: ServingAgainstApi | undefined;
 let server: RunningServer | undefined;
-let dir: string | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await served?.stop();
   await fake?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  server = fake = dir = undefined;
+  served = server = fake = undefined;
 });
 
 /** The audit's series from /metrics, `name{labels} value` lines only. */
@@ -55,25 +51,12 @@ describe.skipIf(!built)('the background audit in serve', () => {
         spec: [{ type: 'IPAddress', value: '10.100.0.5', routability: 'External' }],
       }),
     );
-    dir = await mkdtemp(join(tmpdir(), 'serve-audit-'));
-    const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
-    expect(certs.code, certs.stderr).toBe(0);
-    server = await startServe(
-      [
-        '--kubeconfig',
-        fake.kubeconfigPath,
-        '--tls-cert-file',
-        join(dir, 'tls.crt'),
-        '--tls-private-key-file',
-        join(dir, 'tls.key'),
-        '--no-check-allocated-ips',
-        '--audit-interval',
-        '1h',
-        '--audit-lease',
-        'test-audit',
-      ],
-      { KUBECONFIG: '', HOME: dir, POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
-    );
+    served = await startServeAgainstApi(fake.kubeconfigPath, {
+      prefix: 'serve-audit-',
+      args: ['--no-check-allocated-ips', '--audit-interval', '1h', '--audit-lease', 'test-audit'],
+      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
+    });
+    server = served.server;
     const s = server;
     const passes = (): number => s.logs.filter((l) => l['msg'] === 'audit pass done').length;
 

@@ -5,17 +5,14 @@
  * CRD absent it says so once and the audit (its metrics) goes on.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLI,
   eventually,
   httpGet,
-  runCli,
-  startServe,
+  startServeAgainstApi,
   type RunningServer,
+  type ServingAgainstApi,
 } from '../support/server-process.js';
 import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
 import { FakeReports } from '../cluster/fake-reports.js';
@@ -26,14 +23,13 @@ const built = existsSync(CLI);
 if (!built) console.warn(`serve report tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
+let served: ServingAgainstApi | undefined;
 let server: RunningServer | undefined;
-let dir: string | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await served?.stop();
   await fake?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  server = fake = dir = undefined;
+  served = server = fake = undefined;
 });
 
 async function start(reports: string): Promise<RunningServer> {
@@ -50,25 +46,12 @@ async function start(reports: string): Promise<RunningServer> {
       spec: [{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }],
     }),
   );
-  dir = await mkdtemp(join(tmpdir(), 'serve-reports-'));
-  const certs = await runCli(['certs', '--out-dir', dir, '--extra-san', 'localhost']);
-  expect(certs.code, certs.stderr).toBe(0);
-  return startServe(
-    [
-      '--kubeconfig',
-      fake!.kubeconfigPath,
-      '--tls-cert-file',
-      join(dir, 'tls.crt'),
-      '--tls-private-key-file',
-      join(dir, 'tls.key'),
-      '--no-check-allocated-ips',
-      '--audit-interval',
-      '1h',
-      '--audit-reports',
-      reports,
-    ],
-    { KUBECONFIG: '', HOME: dir, POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
-  );
+  served = await startServeAgainstApi(fake!.kubeconfigPath, {
+    prefix: 'serve-reports-',
+    args: ['--no-check-allocated-ips', '--audit-interval', '1h', '--audit-reports', reports],
+    env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
+  });
+  return served.server;
 }
 
 describe.skipIf(!built)('serve --audit-reports', () => {
