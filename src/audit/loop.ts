@@ -48,6 +48,100 @@ function fingerprint(g: AuditedGateway): string {
   return g.findings.map((f) => `${f.severity}:${f.code}@${f.field}`).join(',');
 }
 
+/** One log line per Gateway whose findings changed since the previous pass, and one when they clear. */
+class FindingsChanges {
+  private previous = new Map<string, string>();
+
+  constructor(private readonly logger: Logger) {}
+
+  reset(): void {
+    this.previous = new Map();
+  }
+
+  log(result: AuditResult): void {
+    const now = new Map(result.flagged.map((g) => [`${g.namespace}/${g.name}`, fingerprint(g)]));
+    const present = new Set(result.audited);
+    for (const g of result.flagged) {
+      const key = `${g.namespace}/${g.name}`;
+      if (this.previous.get(key) === now.get(key)) continue;
+      this.logger.info(
+        {
+          gateway: key,
+          findings: g.findings.map((f) => ({ code: f.code, field: f.field, severity: f.severity })),
+        },
+        'audit: findings changed',
+      );
+    }
+    for (const key of this.previous.keys())
+      if (!now.has(key) && present.has(key)) this.logger.info({ gateway: key }, 'audit: findings cleared');
+    this.previous = now;
+  }
+}
+
+/**
+ * One pass of the leader: judged, recorded in the metrics, changes logged,
+ * handed to `afterPass`. The outcome is a value: a failed pass leaves the
+ * last results in the metrics.
+ */
+async function judgedPass(
+  deps: AuditLoopDeps,
+  judge: JudgeGateway,
+  reason: string,
+  changes: FindingsChanges,
+): Promise<{ readonly result: AuditResult } | { readonly error: string }> {
+  const started = Date.now();
+  try {
+    const result = await auditPass(deps.listPages(), judge, { yieldEvery: YIELD_EVERY });
+    const finished = Date.now();
+    recordAudit(deps.metrics, result, (finished - started) / 1000, finished);
+    changes.log(result);
+    try {
+      await deps.afterPass?.(result);
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, 'audit: writing the results failed');
+    }
+    const { gateways, violations, warnings } = result;
+    deps.logger.info(
+      { reason, gateways, violations, warnings, durationMs: finished - started },
+      'audit pass done',
+    );
+    return { result };
+  } catch (err) {
+    const error = (err as Error).message;
+    deps.metrics.runs.inc({ result: 'error' });
+    deps.logger.warn({ reason, err: error }, 'audit pass failed; the last results stay in the metrics');
+    return { error };
+  }
+}
+
+/** Compares the rule inputs' fingerprint every `inputsPollMs` (1 s); `onChange` when it differs. */
+function pollInputs(deps: AuditLoopDeps, onChange: () => void): NodeJS.Timeout {
+  let lastInputs = deps.inputs();
+  const poll = setInterval(() => {
+    const inputs = deps.inputs();
+    if (inputs === lastInputs) return;
+    lastInputs = inputs;
+    onChange();
+  }, deps.inputsPollMs ?? 1000);
+  poll.unref();
+  return poll;
+}
+
+/** For /readyz?verbose. */
+function describeLoop(
+  deps: AuditLoopDeps,
+  running: boolean,
+  last: AuditResult | undefined,
+  lastError: string | undefined,
+): Readonly<Record<string, unknown>> {
+  return {
+    intervalSeconds: deps.intervalMs / 1000,
+    running,
+    ...(last ? { gateways: last.gateways, violations: last.violations, warnings: last.warnings } : {}),
+    ...(lastError ? { lastError } : {}),
+  };
+}
+
 export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
   let running: Promise<void> | undefined;
   let pending: string | undefined;
@@ -55,8 +149,7 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
   let stopped = false;
   let last: AuditResult | undefined;
   let lastError: string | undefined;
-  let lastInputs = deps.inputs();
-  let previous = new Map<string, string>();
+  const changes = new FindingsChanges(deps.logger);
 
   const schedule = (reason: string, delayMs: number): void => {
     if (stopped) return;
@@ -67,38 +160,11 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
     timer.unref();
   };
 
-  const logChanges = (result: AuditResult): void => {
-    const now = new Map(result.flagged.map((g) => [`${g.namespace}/${g.name}`, fingerprint(g)]));
-    const present = new Set(result.audited);
-    for (const g of result.flagged) {
-      const key = `${g.namespace}/${g.name}`;
-      if (previous.get(key) === now.get(key)) continue;
-      deps.logger.info(
-        {
-          gateway: key,
-          findings: g.findings.map((f) => ({ code: f.code, field: f.field, severity: f.severity })),
-        },
-        'audit: findings changed',
-      );
-    }
-    for (const key of previous.keys())
-      if (!now.has(key) && present.has(key)) deps.logger.info({ gateway: key }, 'audit: findings cleared');
-    previous = now;
-  };
-
-  const writeAfter = async (result: AuditResult): Promise<void> => {
-    try {
-      await deps.afterPass?.(result);
-    } catch (err) {
-      deps.logger.warn({ err: (err as Error).message }, 'audit: writing the results failed');
-    }
-  };
-
   const pass = async (reason: string): Promise<void> => {
     if (deps.leading && !deps.leading()) {
       // Another replica audits; this one's gauges must not repeat stale findings.
       clearAudit(deps.metrics);
-      previous = new Map();
+      changes.reset();
       last = undefined;
       return;
     }
@@ -107,30 +173,9 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
       deps.logger.debug({ reason }, 'audit: skipped, the rule inputs are not known yet');
       return;
     }
-    const started = Date.now();
-    try {
-      const result = await auditPass(deps.listPages(), judge, { yieldEvery: YIELD_EVERY });
-      const finished = Date.now();
-      recordAudit(deps.metrics, result, (finished - started) / 1000, finished);
-      logChanges(result);
-      last = result;
-      lastError = undefined;
-      await writeAfter(result);
-      deps.logger.info(
-        {
-          reason,
-          gateways: result.gateways,
-          violations: result.violations,
-          warnings: result.warnings,
-          durationMs: finished - started,
-        },
-        'audit pass done',
-      );
-    } catch (err) {
-      lastError = (err as Error).message;
-      deps.metrics.runs.inc({ result: 'error' });
-      deps.logger.warn({ reason, err: lastError }, 'audit pass failed; the last results stay in the metrics');
-    }
+    const outcome = await judgedPass(deps, judge, reason, changes);
+    if ('error' in outcome) lastError = outcome.error;
+    else [last, lastError] = [outcome.result, undefined];
   };
 
   const run = async (): Promise<void> => {
@@ -144,25 +189,14 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
     else schedule('interval', deps.intervalMs);
   };
 
-  const poll = setInterval(() => {
-    const inputs = deps.inputs();
-    if (inputs === lastInputs) return;
-    lastInputs = inputs;
-    schedule('rule inputs changed', deps.debounceMs);
-  }, deps.inputsPollMs ?? 1000);
-  poll.unref();
+  const poll = pollInputs(deps, () => schedule('rule inputs changed', deps.debounceMs));
 
   schedule('start', deps.debounceMs);
 
   return {
     trigger: (reason) => schedule(reason, deps.debounceMs),
     lastResult: () => last,
-    describe: () => ({
-      intervalSeconds: deps.intervalMs / 1000,
-      running: running !== undefined,
-      ...(last ? { gateways: last.gateways, violations: last.violations, warnings: last.warnings } : {}),
-      ...(lastError ? { lastError } : {}),
-    }),
+    describe: () => describeLoop(deps, running !== undefined, last, lastError),
     async stop() {
       stopped = true;
       clearInterval(poll);

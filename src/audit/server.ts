@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleContext } from '../rules/index.js';
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type * as ClusterIndex from '../cluster/index.js';
 import { findKubeconfig, NO_KUBECONFIG_REASON } from '../cluster/kubeconfig-source.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
@@ -53,33 +54,47 @@ function off(reason: string): ServerAudit {
   return { describe: () => ({ enabled: false, reason }), stop: () => Promise.resolve() };
 }
 
-export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
-  const log = deps.logger.child({ component: 'audit' });
-  if (deps.intervalMs === 0) return off('--audit-interval=0');
-  // Without credentials there is no cluster to audit: say so without loading the Kubernetes client.
+type ClusterModule = typeof ClusterIndex;
+
+/**
+ * The cluster module and its credentials, or why there is no cluster to audit.
+ * Without credentials the Kubernetes client is never loaded.
+ */
+async function loadCluster(
+  deps: ServerAuditDeps,
+): Promise<
+  | { readonly cluster: ClusterModule; readonly loaded: ReturnType<ClusterModule['loadKubeconfig']> }
+  | { readonly reason: string }
+> {
   const where = {
     kubeconfig: deps.kubeconfig,
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.home ? { home: deps.home } : {}),
   };
-  if (!findKubeconfig(where)) {
-    const reason = `no cluster to audit: ${NO_KUBECONFIG_REASON}`;
-    log.info(reason);
-    return off(reason);
-  }
+  if (!findKubeconfig(where)) return { reason: `no cluster to audit: ${NO_KUBECONFIG_REASON}` };
   const cluster = await import('../cluster/index.js');
-  let loaded;
   try {
-    loaded = cluster.loadKubeconfig({
-      kubeconfig: deps.kubeconfig,
-      ...(deps.env ? { env: deps.env } : {}),
-      ...(deps.home ? { home: deps.home } : {}),
-    });
+    return { cluster, loaded: cluster.loadKubeconfig(where) };
   } catch (err) {
-    const reason = `no cluster to audit: ${(err as Error).message}`;
-    log.info(reason);
-    return off(reason);
+    return { reason: `no cluster to audit: ${(err as Error).message}` };
   }
+}
+
+/** The judge for a pass: admission's rule context now, or undefined while the ranges are unknown. */
+function judgeNow(deps: ServerAuditDeps) {
+  const ctx = deps.contextNow();
+  return ctx ? judgeWithContext(ctx, deps.allocations) : undefined;
+}
+
+export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
+  const log = deps.logger.child({ component: 'audit' });
+  if (deps.intervalMs === 0) return off('--audit-interval=0');
+  const found = await loadCluster(deps);
+  if ('reason' in found) {
+    log.info(found.reason);
+    return off(found.reason);
+  }
+  const { cluster, loaded } = found;
   const fetch = cluster.gatewayPageFetcher(loaded.kc, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
   const metrics = auditMetrics(deps.registry);
   const who = leaseIdentity(deps.env ?? process.env);
@@ -106,10 +121,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
     listPages: () => cluster.gatewayPages(fetch),
-    judge: () => {
-      const ctx = deps.contextNow();
-      return ctx ? judgeWithContext(ctx, deps.allocations) : undefined;
-    },
+    judge: () => judgeNow(deps),
     inputs: deps.inputsKey,
     leading: () => elector.isLeader(),
     ...(writer ? { afterPass: (result) => writer.write(result) } : {}),
@@ -117,13 +129,9 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     logger: log,
   });
   started.loop = running;
+  const lease = `${who.namespace}/${deps.leaseName}`;
   log.info(
-    {
-      intervalSeconds: deps.intervalMs / 1000,
-      server: loaded.server,
-      lease: `${who.namespace}/${deps.leaseName}`,
-      reports: mode,
-    },
+    { intervalSeconds: deps.intervalMs / 1000, server: loaded.server, lease, reports: mode },
     'audit started; the replica holding the lease audits',
   );
   return {
