@@ -43,6 +43,8 @@ export async function requestJson(
     readonly query?: Readonly<Record<string, string>>;
     readonly body?: unknown;
     readonly timeoutMs: number;
+    /** Largest answer read (default 8 MiB); a list of large objects asks for more. */
+    readonly maxBodyBytes?: number;
   },
 ): Promise<unknown> {
   const { query = {}, timeoutMs } = opts;
@@ -70,18 +72,21 @@ export async function requestJson(
         timeout: timeoutMs,
       },
       (res) => {
-        readBoundedBody(req, res, MAX_BODY_BYTES, `${method} ${path}: answer`).then((text) => {
-          const code = res.statusCode ?? 0;
-          if (code < 200 || code >= 300) {
-            reject(new KubeHttpError(code, text, path, method));
-            return;
-          }
-          try {
-            resolve(JSON.parse(text) as unknown);
-          } catch {
-            reject(new Error(`${method} ${path}: the answer is not JSON`));
-          }
-        }, reject);
+        readBoundedBody(req, res, opts.maxBodyBytes ?? MAX_BODY_BYTES, `${method} ${path}: answer`).then(
+          (text) => {
+            const code = res.statusCode ?? 0;
+            if (code < 200 || code >= 300) {
+              reject(new KubeHttpError(code, text, path, method));
+              return;
+            }
+            try {
+              resolve(JSON.parse(text) as unknown);
+            } catch {
+              reject(new Error(`${method} ${path}: the answer is not JSON`));
+            }
+          },
+          reject,
+        );
       },
     );
     req.on('timeout', () =>

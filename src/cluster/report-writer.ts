@@ -59,7 +59,15 @@ interface Stored {
   results?: unknown;
 }
 
-const LIST_PAGE = 500;
+/**
+ * Reports listed per page, and the answer size allowed for one page. A report
+ * holds up to 1,000 results and may approach etcd's 1.5 MiB object limit, so
+ * a page of 500 could be hundreds of MiB: far past the raw client's 8 MiB cap
+ * (every write would then fail) and past the pod's memory. Ten reports fit
+ * 16 MiB whatever their size; small clusters still need one request.
+ */
+const LIST_PAGE = 10;
+const LIST_PAGE_MAX_BYTES = 16 * 1024 * 1024;
 
 type Counts = { created: number; updated: number; deleted: number; unchanged: number };
 
@@ -122,7 +130,10 @@ class KubeReportWriter implements ReportWriter {
         limit: String(LIST_PAGE),
         ...(token ? { continue: token } : {}),
       };
-      const page = (await this.request('GET', `${this.base}/${this.opts.api.plural}`, { query })) as {
+      const page = (await this.request('GET', `${this.base}/${this.opts.api.plural}`, {
+        query,
+        maxBodyBytes: LIST_PAGE_MAX_BYTES,
+      })) as {
         items?: Stored[];
         metadata?: { continue?: string };
       };

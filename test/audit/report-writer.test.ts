@@ -124,6 +124,18 @@ describe.each([
     expect(lines.filter((l) => l.msg === 'audit reports written')).toHaveLength(3);
   });
 
+  it('reads its reports page by page: 25 namespaces, unchanged on the next pass, all removed when clean', async () => {
+    const { store, writer } = await setUp(mode, crd);
+    const namespaces = Array.from({ length: 25 }, (_, i) => `ns-${String(i).padStart(2, '0')}`);
+    const failing = await audit(namespaces.map((ns) => gateway(ns, 'gw', { spec: [outside] })));
+    expect(await writer.write(failing)).toMatchObject({ created: 25 });
+    // Every stored report was found across the pages: nothing is created twice, nothing rewritten.
+    expect(await writer.write(failing)).toMatchObject({ created: 0, updated: 0, unchanged: 25 });
+    const clean = await audit(namespaces.map((ns) => gateway(ns, 'gw', { spec: [inside] })));
+    expect(await writer.write(clean)).toMatchObject({ deleted: 25 });
+    expect(store.objects.size).toBe(0);
+  });
+
   it('says once that the report CRD is absent, keeps trying, and writes once it is installed', async () => {
     const { store, writer, lines } = await setUp(mode, crd);
     store.served = false;
