@@ -1,29 +1,38 @@
 /**
- * The bare-Fastify baseline: what the webhook costs without the webhook. The
- * same Fastify transport options as the server (TLS policy, timeouts,
- * keep-alive, body limit, client-error answers: `transportOptions` of
- * src/http/app.ts), the same JSON body reader within the same default body
- * budget, and a fixed, correct AdmissionReview (the request's uid, allowed)
- * as the answer. No logger, no hooks, no metrics, no rules.
+ * The Fastify baselines (bench/lib/bare-fastify.ts), answering a fixed,
+ * correct AdmissionReview (the request's uid, allowed), no logger, hooks,
+ * metrics or rules:
+ * - by default, bare Fastify with the webhook's own transport options (TLS
+ *   policy, timeouts, keep-alive, body limit, client-error answers:
+ *   `transportOptions` of src/http/app.ts) and its JSON body reader within the
+ *   default body budget: what the webhook costs without the webhook;
+ * - with `--defaults`, Fastify with its defaults (https, keepAliveTimeout,
+ *   bodyLimit, Fastify's own JSON parser): the framework's floor.
  *
- *   node fastify-server.js --cert tls.crt --key tls.key --port 0
+ *   node fastify-server.js --cert tls.crt --key tls.key --port 0 [--defaults]
  *
  * Prints one JSON line `{"msg":"listening","port":N}`; exits on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { bareFastifyApp } from './lib/bare-fastify.js';
+import { bareFastifyApp, defaultsFastifyApp } from './lib/bare-fastify.js';
 
 const { values } = parseArgs({
-  options: { cert: { type: 'string' }, key: { type: 'string' }, port: { type: 'string', default: '0' } },
+  options: {
+    cert: { type: 'string' },
+    key: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    defaults: { type: 'boolean', default: false },
+  },
 });
 if (!values.cert || !values.key) {
-  process.stderr.write('usage: fastify-server --cert FILE --key FILE [--port N]\n');
+  process.stderr.write('usage: fastify-server --cert FILE --key FILE [--port N] [--defaults]\n');
   process.exit(2);
 }
 
-const app = bareFastifyApp({ cert: readFileSync(values.cert), key: readFileSync(values.key) });
+const tls = { cert: readFileSync(values.cert), key: readFileSync(values.key) };
+const app = values.defaults ? defaultsFastifyApp(tls) : bareFastifyApp(tls);
 
 app.listen({ port: Number(values.port), host: '127.0.0.1' }).then(
   () => {

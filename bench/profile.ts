@@ -6,7 +6,7 @@
  * samples of the measured window are sorted into buckets (bench/lib/buckets.ts)
  * and printed as main-thread µs per review. Not part of CI.
  *
- * Flags: --duration S (5), --payloads a,b, --servers webhook,fastify,node,
+ * Flags: --duration S (5), --payloads a,b, --servers webhook,fastify,defaults,node,
  * --interval µs (sampling interval, 250), --log-level L (webhook, info),
  * --connections N (32), --node-args "…" (extra Node flags for the webhook),
  * --keep DIR (keep the .cpuprofile files there).
@@ -25,7 +25,7 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: 'string', default: '5' },
     payloads: { type: 'string' },
-    servers: { type: 'string', default: 'webhook,fastify,node' },
+    servers: { type: 'string', default: 'webhook,fastify,defaults,node' },
     interval: { type: 'string', default: '250' },
     'log-level': { type: 'string', default: 'info' },
     connections: { type: 'string', default: '32' },
@@ -84,7 +84,8 @@ async function profileOne(
       : await spawnBaseline({
           certs,
           logFile,
-          script: join(here, server === 'fastify' ? 'fastify-server.js' : 'baseline-server.js'),
+          script: join(here, server === 'node' ? 'baseline-server.js' : 'fastify-server.js'),
+          args: server === 'defaults' ? ['--defaults'] : [],
           nodeArgs: prof,
         });
   let from: number;

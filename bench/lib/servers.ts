@@ -76,6 +76,8 @@ interface SpawnOptions {
   readonly listening: (line: Record<string, unknown>) => { port: number; healthPort?: number } | undefined;
   /** Another way to learn that the child listens, tried on every poll. */
   readonly poll?: () => Promise<{ port: number; healthPort?: number } | undefined>;
+  /** CPU list (taskset -c) the child and all its threads run on; absent: any. */
+  readonly cpus?: string | undefined;
 }
 
 function parseLines(text: string): Record<string, unknown>[] {
@@ -94,7 +96,10 @@ function parseLines(text: string): Record<string, unknown>[] {
 async function spawnChild(opts: SpawnOptions): Promise<Child> {
   const fd = openSync(opts.logFile, 'w');
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...opts.args], {
+  const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...opts.args];
+  // taskset execs node in the same process: the pid stays the server's.
+  const [command, ...args] = opts.cpus ? ['taskset', '-c', opts.cpus, ...argv] : argv;
+  const child = spawn(command!, args, {
     stdio: ['ignore', fd, fd],
     env: opts.env ?? process.env,
   });
@@ -163,6 +168,8 @@ export interface WebhookOptions {
   readonly cli?: string;
   /** How long the child may take to listen (default 15 s). */
   readonly timeoutMs?: number;
+  /** CPU list (taskset -c) to pin the server to. */
+  readonly cpus?: string | undefined;
 }
 
 /** A port that was free a moment ago (for runs whose log level hides the `listening` line). */
@@ -207,6 +214,7 @@ export async function spawnWebhook(opts: WebhookOptions): Promise<Child> {
     logFile: opts.logFile,
     nodeArgs: opts.nodeArgs,
     env: opts.env,
+    cpus: opts.cpus,
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     listening: (line) =>
       line['msg'] === 'listening' && typeof line['port'] === 'number'
@@ -229,11 +237,24 @@ export function spawnBaseline(opts: {
   logFile: string;
   script: string;
   nodeArgs?: readonly string[];
+  /** More arguments for the script. */
+  args?: readonly string[];
+  cpus?: string | undefined;
 }): Promise<Child> {
   return spawnChild({
-    args: [opts.script, '--cert', opts.certs.cert, '--key', opts.certs.key, '--port', '0'],
+    args: [
+      opts.script,
+      '--cert',
+      opts.certs.cert,
+      '--key',
+      opts.certs.key,
+      '--port',
+      '0',
+      ...(opts.args ?? []),
+    ],
     logFile: opts.logFile,
     nodeArgs: opts.nodeArgs,
+    cpus: opts.cpus,
     listening: (line) =>
       line['msg'] === 'listening' && typeof line['port'] === 'number' ? { port: line['port'] } : undefined,
   });
