@@ -99,6 +99,23 @@ describe.skipIf(skipReason !== undefined)('values.schema.json rejects bad values
     });
     expect(docs.find((d) => d.kind === 'Deployment')?.spec.replicas).toBe(3);
   });
+
+  // `--set webhook.audit.interval=0` gives the number 0, `--set-string` and values files the string:
+  // both turn the audit off, with its RBAC (the chart README's no-API-access install uses the former).
+  it.each([
+    ['--set', ['--set', 'webhook.audit.interval=0']],
+    ['--set-string', ['--set-string', 'webhook.audit.interval=0']],
+  ])('accepts webhook.audit.interval=0 from %s, and turns the audit off', async (_label, extraArgs) => {
+    const docs = await render({ extraArgs });
+    const args: string[] = docs.find((d) => d.kind === 'Deployment')?.spec.template.spec.containers[0].args;
+    expect(args).toContain('--audit-interval=0');
+    expect(docs.filter((d) => d.kind === 'Role')).toEqual([]);
+  });
+
+  it.each([[300], ['5'], ['-1s']])('rejects webhook.audit.interval %j', async (value) => {
+    const stderr = await renderError({ setJson: { 'webhook.audit.interval': value } });
+    expect(stderr).toMatch(/webhook\.audit\.interval/);
+  });
 });
 
 describe.skipIf(skipReason !== undefined)('render-time checks', () => {
