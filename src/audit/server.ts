@@ -31,6 +31,8 @@ export interface ServerAuditDeps {
   readonly allocations?: AllocationPrefetch | undefined;
   /** Changes whenever the rule inputs change (ranges, revision, allocated-IP data). */
   readonly inputsKey: () => string;
+  /** Set when --dev ignored an unusable kubeconfig (devIgnoredKubeconfig): nothing to audit. */
+  readonly noCluster?: string | undefined;
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly home?: string;
@@ -71,6 +73,7 @@ async function loadCluster(
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.home ? { home: deps.home } : {}),
   };
+  if (deps.noCluster !== undefined) return { reason: 'no cluster to audit (--dev ignored the kubeconfig)' };
   if (!findKubeconfig(where)) return { reason: `no cluster to audit: ${NO_KUBECONFIG_REASON}` };
   const cluster = await import('../cluster/index.js');
   try {

@@ -58,14 +58,17 @@ export interface RevisionSelectDeps {
   readonly registry: Registry;
   /** --kubeconfig, and where else to look (tests). */
   readonly kubeconfigOptions: KubeconfigOptions;
+  /** Set when --dev ignored an unusable kubeconfig (devIgnoredKubeconfig): auto has no cluster to follow. */
+  readonly noCluster?: string | undefined;
   readonly backoff?: Partial<BackoffOptions>;
 }
 
 /**
  * --gep-revision provisional|experimental: fixed. auto: the cluster's Gateway
  * CRD, watched live, when there are credentials; provisional without any
- * (DESIGN: no cluster, the seed). Credentials that cannot be loaded are a
- * cluster that cannot be read: not ready, naming the flag.
+ * (DESIGN: no cluster, the seed), or when --dev ignored an unusable kubeconfig.
+ * Otherwise credentials that cannot be loaded are a cluster that cannot be
+ * read: not ready, naming the flag.
  */
 export async function selectRevisionSource(deps: RevisionSelectDeps): Promise<RevisionSource> {
   const log = deps.logger.child({ component: 'gep-revision' });
@@ -74,14 +77,18 @@ export async function selectRevisionSource(deps: RevisionSelectDeps): Promise<Re
       logger: log,
       registry: deps.registry,
     });
+  const offline = { logger: log, registry: deps.registry };
+  if (deps.noCluster !== undefined)
+    return fixedRevisionSource(
+      'provisional',
+      '--gep-revision auto without a cluster (--dev ignored the kubeconfig)',
+      offline,
+    );
   if (!findKubeconfig(deps.kubeconfigOptions))
     return fixedRevisionSource(
       'provisional',
       '--gep-revision auto without a cluster (no Kubernetes credentials)',
-      {
-        logger: log,
-        registry: deps.registry,
-      },
+      offline,
     );
   const [{ loadKubeconfig, oneLine }, { startGatewayCrdRevisionWatch }] = await Promise.all([
     import('./kubeconfig.js'),

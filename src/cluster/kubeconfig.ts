@@ -31,32 +31,39 @@ export interface LoadedKubeconfig {
   readonly server: string;
 }
 
+/** Reads the files (or the service account) of one source into a KubeConfig; throws what the client throws. */
+export function readKubeconfig(source: KubeconfigSource): KubeConfig {
+  const kc = new KubeConfig();
+  switch (source.kind) {
+    case 'flag':
+    case 'home':
+      kc.loadFromFile(source.path);
+      break;
+    case 'in-cluster':
+      kc.loadFromCluster();
+      break;
+    case 'env': {
+      const [first, ...rest] = source.paths;
+      kc.loadFromFile(first!);
+      for (const path of rest) {
+        if (!existsSync(path)) continue;
+        const more = new KubeConfig();
+        more.loadFromFile(path);
+        kc.mergeConfig(more, true);
+      }
+      break;
+    }
+  }
+  return kc;
+}
+
 /** Loads the credentials findKubeconfig chose; throws a one-line error when they are unusable. */
 export function loadKubeconfig(options: KubeconfigOptions = {}): LoadedKubeconfig {
   const source = findKubeconfig(options);
   if (!source) throw new Error(NO_KUBECONFIG_REASON);
-  const kc = new KubeConfig();
+  let kc: KubeConfig;
   try {
-    switch (source.kind) {
-      case 'flag':
-      case 'home':
-        kc.loadFromFile(source.path);
-        break;
-      case 'in-cluster':
-        kc.loadFromCluster();
-        break;
-      case 'env': {
-        const [first, ...rest] = source.paths;
-        kc.loadFromFile(first!);
-        for (const path of rest) {
-          if (!existsSync(path)) continue;
-          const more = new KubeConfig();
-          more.loadFromFile(path);
-          kc.mergeConfig(more, true);
-        }
-        break;
-      }
-    }
+    kc = readKubeconfig(source);
   } catch (err) {
     throw new Error(`cannot load ${describeKubeconfigSource(source)}: ${oneLine(err)}`);
   }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { DEV_SERVICE_CIDR } from '../config/serve.js';
-import { ServiceRanges } from '../rules/index.js';
+import type { ServiceRanges } from '../rules/index.js';
 import { flagRanges, FLAG_SOURCE } from './flag-source.js';
 import { startAllocationLookup } from './ip-addresses.js';
 import {
@@ -20,7 +20,7 @@ import {
 import { clusterMetrics, type ClusterMetrics } from './metrics.js';
 import type { SelectDeps } from './select.js';
 import { SERVICE_CIDR_FLAG_HINT, startServiceCidrWatch } from './service-cidrs.js';
-import { staticRangeSource, staticSources } from './static-source.js';
+import { devDefaultSources, staticRangeSource, staticSources } from './static-source.js';
 import type { ClusterSources, RangeSource } from './types.js';
 import type { BackoffOptions } from './watch.js';
 
@@ -32,12 +32,6 @@ function unavailable(reason: string): ClusterSources {
     close: async () => {},
   };
   return { ranges, allocatedIPs: undefined, close: async () => {} };
-}
-
-function devDefault(why: string): ClusterSources {
-  const parsed = ServiceRanges.parse([DEV_SERVICE_CIDR]);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return staticSources(parsed.ranges, `--dev default ${DEV_SERVICE_CIDR} (${why})`);
 }
 
 interface Started {
@@ -89,7 +83,7 @@ function withoutCluster(deps: SelectDeps, log: Logger, problem: { reason: string
         { err: problem.err, ranges: DEV_SERVICE_CIDR },
         'kubeconfig unusable; service ranges: --dev embedded default',
       );
-    return devDefault(problem.err === undefined ? 'no kubeconfig found' : 'kubeconfig unusable');
+    return devDefaultSources(problem.err === undefined ? 'no kubeconfig found' : 'kubeconfig unusable');
   }
   log.error(problem.reason);
   return unavailable(problem.reason);

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { selectRevisionSource, type RevisionSource } from '../cluster/crd-revision-source.js';
 import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
+import { devIgnoredKubeconfig } from '../cluster/dev-kubeconfig.js';
 import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';
@@ -87,9 +88,9 @@ function startAudit(
   config: ServeConfig,
   logger: Logger,
   registry: Registry,
-  inputs: { sources: ClusterSources; revision: RevisionSource },
+  inputs: { sources: ClusterSources; revision: RevisionSource; noCluster: string | undefined },
 ) {
-  const { sources, revision } = inputs;
+  const { sources, revision, noCluster } = inputs;
   const allocations = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
   const now = contextOfNow(config, sources, revision, allocations);
   return startServerAudit({
@@ -97,6 +98,7 @@ function startAudit(
     leaseName: config.auditLease,
     reports: config.auditReports,
     kubeconfig: config.kubeconfig,
+    noCluster,
     logger,
     registry,
     contextNow: () => now()?.ctx,
@@ -106,14 +108,24 @@ function startAudit(
   });
 }
 
-/** The GEP-5093 revision in force: --gep-revision, or the cluster's Gateway CRD (auto). */
-function revisionSource(config: ServeConfig, logger: Logger, registry: Registry): Promise<RevisionSource> {
-  return selectRevisionSource({
+/**
+ * The service ranges and the GEP-5093 revision in force (--gep-revision, or
+ * the cluster's Gateway CRD with auto); with --dev, an unusable kubeconfig is
+ * no cluster for both (noCluster says why).
+ */
+async function ruleInputSources(config: ServeConfig, logger: Logger, registry: Registry) {
+  const noCluster = config.dev
+    ? await devIgnoredKubeconfig({ kubeconfig: config.kubeconfig }, logger)
+    : undefined;
+  const sources = await selectClusterSources({ config, logger, registry, noCluster });
+  const revision = await selectRevisionSource({
     setting: config.gepRevision,
     logger,
     registry,
     kubeconfigOptions: { kubeconfig: config.kubeconfig },
+    noCluster,
   });
+  return { sources, revision, noCluster };
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
@@ -123,9 +135,8 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
 
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
-  const sources = await selectClusterSources({ config, logger, registry });
-  const revision = await revisionSource(config, logger, registry);
-  const audit = await startAudit(config, logger, registry, { sources, revision });
+  const { sources, revision, noCluster } = await ruleInputSources(config, logger, registry);
+  const audit = await startAudit(config, logger, registry, { sources, revision, noCluster });
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);

@@ -2,7 +2,7 @@
  * Sentences of the docs that describe behaviour, checked against that behaviour. Each block names
  * the doc it protects; the built server is started the way the sentence says a user starts it.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import {
   httpGet,
   httpsPost,
   runCli,
+  startDevServe as startDev,
   startServe,
   writeCerts,
   type CertFiles,
@@ -33,37 +34,6 @@ async function eventually(probe: () => Promise<boolean>, what: string, ms = 10_0
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** `serve --dev` writes human-readable logs: the ports are read from its "listening" entry. */
-function startDev(args: string[], env: NodeJS.ProcessEnv) {
-  const proc: ChildProcess = spawn(
-    process.execPath,
-    [CLI, 'serve', '--dev', '--port', '0', '--health-port', '0', ...args],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const started = new Promise<{ port: number; healthPort: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve --dev did not start:\n${out}`)), 60_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /INFO: listening\n(?:\s+\w+: .*\n)*?\s+port: (\d+)\n\s+healthPort: (\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ port: Number(m[1]), healthPort: Number(m[2]) });
-      }
-    });
-    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  });
-  return {
-    started,
-    output: () => out,
-    stop: async () => {
-      proc.kill('SIGKILL');
-      await exited;
-    },
-  };
 }
 
 const running: { stop(): Promise<void> }[] = [];

@@ -109,6 +109,45 @@ export function startServe(args: string[], env: Record<string, string> = {}): Pr
   });
 }
 
+/** A `serve --dev`, whose logs are human-readable: the ports come from its "listening" entry. */
+export interface DevServer {
+  readonly started: Promise<{ port: number; healthPort: number }>;
+  /** Everything written so far, stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `serve --dev` with port 0, then `args`, in `env` on top of this process's environment. */
+export function startDevServe(args: string[], env: NodeJS.ProcessEnv): DevServer {
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [CLI, 'serve', '--dev', '--port', '0', '--health-port', '0', ...args],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const started = new Promise<{ port: number; healthPort: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve --dev did not start:\n${out}`)), 60_000);
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /INFO: listening\n(?:\s+\w+: .*\n)*?\s+port: (\d+)\n\s+healthPort: (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ port: Number(m[1]), healthPort: Number(m[2]) });
+      }
+    });
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  });
+  return {
+    started,
+    output: () => out,
+    stop: async () => {
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 /** A `serve` on freshly generated certificates, and the one call that ends both. */
 export interface ServingWithCerts {
   readonly certs: CertFiles;
