@@ -7,11 +7,6 @@
  *   npm run test:mutation -- --mutate 'src/http/**\/*.ts'
  */
 import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-// The tests run in a copy of the project under .cache/, where ../shared/fixtures
-// is not beside them: without this the upstream-example tests would be skipped.
-process.env['SHARED_FIXTURES_DIR'] ??= fileURLToPath(new URL('../shared/fixtures/', import.meta.url));
 
 /**
  * The score below which the command fails, per folder: a little under the

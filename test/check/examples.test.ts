@@ -5,12 +5,10 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sharedFixture } from '../support/shared-fixtures.js';
+import { GATEWAY_API_EXAMPLES as EXAMPLES } from '../support/upstream-fixtures.js';
 import { check, RANGES } from './support.js';
 
-const { path: EXAMPLES, present } = sharedFixture('gateway-api-v1.6.1/examples');
-
-describe.skipIf(!present)('check over the upstream Gateway API v1.6.1 examples', () => {
+describe('check over the upstream Gateway API v1.6.1 examples', () => {
   it('exits 0 with no findings and says how many Gateways it checked', async () => {
     const r = await check(['-f', EXAMPLES, ...RANGES, '-o', 'json']);
     const report = JSON.parse(r.stdout);

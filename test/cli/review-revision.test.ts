@@ -9,11 +9,10 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CommandIO } from '../../src/io.js';
-import { sharedFixture } from '../support/shared-fixtures.js';
+import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
 
 const REVIEWS = join(import.meta.dirname, '..', 'fixtures', 'reviews');
 const RANGES = ['--service-cidr', '10.96.0.0/12'];
-const upstream = sharedFixture('gep-5093-upstream', ['crd-validation-cases.json']);
 
 interface Review {
   request: { object: { spec: { addresses: Record<string, unknown>[] } } };
@@ -86,14 +85,12 @@ describe('review --gep-revision', () => {
     expect(r.stderr).toMatch(/experimental/);
   });
 
-  describe.skipIf(!upstream.present)("upstream's CRD validation table", () => {
-    const table = upstream.present
-      ? (
-          JSON.parse(readFileSync(join(upstream.path, 'crd-validation-cases.json'), 'utf8')) as {
-            cases: { routability: string; crdAccepts: boolean }[];
-          }
-        ).cases
-      : [];
+  describe("upstream's CRD validation table", () => {
+    const table = (
+      JSON.parse(readFileSync(join(GEP_5093_UPSTREAM, 'crd-validation-cases.json'), 'utf8')) as {
+        cases: { routability: string; crdAccepts: boolean }[];
+      }
+    ).cases;
     it.each(table)('spec routability $routability: allowed exactly when the CRD accepts it', async (c) => {
       const r = await review(['--gep-revision', 'experimental'], createWith(c.routability));
       expect(r.code).toBe(0);

@@ -8,7 +8,7 @@ import { selectRevisionSource, type RevisionSource } from '../../src/cluster/crd
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import type { GepRevisionSetting } from '../../src/rules/revision.js';
 import { FakeApiServer } from './fake-apiserver.js';
-import { haveCrdFixtures, storedGatewayCrd } from './gateway-crd.js';
+import { storedGatewayCrd } from './gateway-crd.js';
 import { capturingLogger, eventually, FAST_BACKOFF } from './helpers.js';
 
 let source: RevisionSource | undefined;
@@ -71,7 +71,7 @@ describe('selecting the revision source', () => {
     });
   });
 
-  it.skipIf(!haveCrdFixtures)('auto with a cluster follows its Gateway CRD', async () => {
+  it('auto with a cluster follows its Gateway CRD', async () => {
     fake = await FakeApiServer.start();
     fake.crds.set(GATEWAY_CRD_NAME, storedGatewayCrd('experimental'));
     const { source: s } = await select('auto', fake.kubeconfigPath);

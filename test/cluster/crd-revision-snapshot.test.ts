@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readClusterSnapshot } from '../../src/cluster/index.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer, serviceCidr } from './fake-apiserver.js';
-import { haveCrdFixtures, storedGatewayCrd } from './gateway-crd.js';
+import { storedGatewayCrd } from './gateway-crd.js';
 
 let fake: FakeApiServer;
 beforeEach(async () => {
@@ -14,7 +14,7 @@ afterEach(async () => {
   await fake.close();
 });
 
-describe.skipIf(!haveCrdFixtures)('readClusterSnapshot({ readGepRevision: true })', () => {
+describe('readClusterSnapshot({ readGepRevision: true })', () => {
   it('reads the Gateway CRD once by name and decides its revision', async () => {
     fake.crds.set(GATEWAY_CRD_NAME, storedGatewayCrd('experimental'));
     const snap = await readClusterSnapshot({ kubeconfig: fake.kubeconfigPath, readGepRevision: true });

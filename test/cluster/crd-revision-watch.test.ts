@@ -12,11 +12,8 @@ import { loadKubeconfig } from '../../src/cluster/kubeconfig.js';
 import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer } from './fake-apiserver.js';
-import { haveCrdFixtures, storedGatewayCrd } from './gateway-crd.js';
+import { storedGatewayCrd } from './gateway-crd.js';
 import { capturingLogger, eventually, FAST_BACKOFF, type LogLine } from './helpers.js';
-
-if (!haveCrdFixtures)
-  console.warn('CRD revision watch tests skipped: ../shared/fixtures/gateway-api-v1.6.1/crds missing');
 
 let fake: FakeApiServer | undefined;
 let source: RevisionSource | undefined;
@@ -55,7 +52,7 @@ async function metric(registry: Registry, name: string): Promise<string[]> {
 
 const settled = (s: RevisionSource): boolean => s.describe()['crdState'] !== 'not read yet';
 
-describe.skipIf(!haveCrdFixtures)('the Gateway CRD decides the revision (--gep-revision auto)', () => {
+describe('the Gateway CRD decides the revision (--gep-revision auto)', () => {
   it("upstream's schema → experimental, read with a metadata.name field selector", async () => {
     fake = await FakeApiServer.start();
     fake.crds.set(GATEWAY_CRD_NAME, storedGatewayCrd('experimental'));

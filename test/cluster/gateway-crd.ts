@@ -1,21 +1,18 @@
 /**
  * Gateway CRDs as an API server returns them, for the fake API server: the
- * Gateway API v1.6.1 manifests from the shared fixtures, optionally patched by
+ * Gateway API v1.6.1 manifests from test/fixtures/upstream, optionally patched by
  * crd-patch for one revision, with the metadata and status an API server adds
  * (uid, generation, creationTimestamp, managedFields, conditions).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { patchGatewayCrd } from '../../src/crd/patch.js';
 import type { GepRevision } from '../../src/rules/revision.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const CRD_FIXTURES = join(REPO, '../shared/fixtures/gateway-api-v1.6.1/crds');
-export const haveCrdFixtures = ['standard', 'experimental'].every((c) =>
-  existsSync(join(CRD_FIXTURES, `${c}-gateways.yaml`)),
-);
+import { GATEWAY_API_CRDS as CRD_FIXTURES } from '../support/upstream-fixtures.js';
+
+export { CRD_FIXTURES };
 
 type Obj = Record<string, unknown> & { metadata: { name: string } & Record<string, unknown> };
 

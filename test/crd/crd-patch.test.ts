@@ -14,14 +14,10 @@ import {
   ROUTABILITY_PATTERN,
 } from '../../src/rules/routability.js';
 import { FakeApiServer } from '../cluster/fake-apiserver.js';
-import { sharedFixture } from '../support/shared-fixtures.js';
+import { GATEWAY_API_CRDS as CRD_DIR } from '../support/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 
 const CHANNELS = ['standard', 'experimental'] as const;
-const { path: CRD_DIR, present: haveFixtures } = sharedFixture(
-  'gateway-api-v1.6.1/crds',
-  CHANNELS.map((c) => `${c}-gateways.yaml`),
-);
 const fixture = (channel: string): string => join(CRD_DIR, `${channel}-gateways.yaml`);
 
 const PLACES = [0, 1].flatMap((v) => (['spec', 'status'] as const).map((list) => ({ v, list })));
@@ -52,7 +48,7 @@ function routabilityAt(crd: unknown, v: number, list: string): Record<string, un
 }
 
 /** Values the CRD pattern and the engine must judge alike. */
-const SHARED_TABLE: readonly [string, boolean][] = [
+const JUDGED_ALIKE: readonly [string, boolean][] = [
   ['External', true],
   ['Cluster', true],
   ['example.com/CorpWan', true],
@@ -84,7 +80,7 @@ const SHARED_TABLE: readonly [string, boolean][] = [
   ['example..com/x', false],
 ];
 
-describe.skipIf(!haveFixtures)('crd-patch --apply against the Gateway API v1.6.1 CRDs', () => {
+describe('crd-patch --apply against the Gateway API v1.6.1 CRDs', () => {
   const outputs = new Map<string, string>();
   beforeAll(async () => {
     for (const channel of CHANNELS) {
@@ -145,7 +141,7 @@ describe.skipIf(!haveFixtures)('crd-patch --apply against the Gateway API v1.6.1
       const patched = YAML.parse(outputs.get(channel)!) as unknown;
       for (const { v, list } of PLACES) {
         const validate = ajv.compile(routabilityAt(patched, v, list)!);
-        for (const [value, expected] of SHARED_TABLE) {
+        for (const [value, expected] of JUDGED_ALIKE) {
           const bySchema = validate(value);
           const byEngine = checkRoutabilitySyntax(value, field) === undefined;
           expect({ value, bySchema, byEngine }).toEqual({ value, bySchema: expected, byEngine: expected });
@@ -238,7 +234,7 @@ describe('crd-patch output and flags', () => {
   });
 });
 
-describe.skipIf(!haveFixtures)('crd-patch --patch-cluster', () => {
+describe('crd-patch --patch-cluster', () => {
   let fake: FakeApiServer | undefined;
   afterEach(async () => {
     await fake?.close();

@@ -3,9 +3,8 @@
  * revision (--gep-revision): the schema written, and CRDs that already carry
  * routability left alone with the revision found named.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCrdPatch } from '../../src/cli/crd-patch.js';
@@ -22,14 +21,14 @@ import {
   UPSTREAM_ROUTABILITY_RULE,
 } from '../../src/crd/schemas.js';
 import { FakeApiServer } from '../cluster/fake-apiserver.js';
-import { CRD_FIXTURES, gatewayCrdWith, haveCrdFixtures, storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { CRD_FIXTURES, gatewayCrdWith, storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const UPSTREAM_TEXT = join(REPO, '../shared/spec/gep-5093-upstream.md');
+const UPSTREAM_TEXT = join(GEP_5093_UPSTREAM, 'crd-validation.md');
 
 describe('the schema of each revision', () => {
-  it.skipIf(!existsSync(UPSTREAM_TEXT))("experimental is upstream's rule and message, verbatim", () => {
+  it("experimental is upstream's rule and message, verbatim", () => {
     const text = readFileSync(UPSTREAM_TEXT, 'utf8');
     const rule = /^- CEL rule: `(.+)`$/m.exec(text)?.[1];
     const message = /^- message: `(.+)`$/m.exec(text)?.[1];
@@ -88,7 +87,7 @@ describe('classifying a routability schema someone else wrote', () => {
   });
 });
 
-describe.skipIf(!haveCrdFixtures)('the revision of a whole Gateway CRD', () => {
+describe('the revision of a whole Gateway CRD', () => {
   it('the v1.6.1 CRDs carry no routability; crd-patch output carries the revision asked for', () => {
     for (const channel of ['standard', 'experimental'] as const) {
       expect(revisionOfGatewayCrd(gatewayCrdWith('none', channel))).toEqual({
@@ -171,36 +170,33 @@ describe('crd-patch --gep-revision', () => {
     expect(help.stdout).toContain('--gep-revision REV');
   });
 
-  it.skipIf(!haveCrdFixtures)(
-    '--apply writes the revision asked for; a CRD that has routability is left alone and named',
-    async () => {
-      const file = join(CRD_FIXTURES, 'standard-gateways.yaml');
-      const experimental = await runCli(runCrdPatch, ['--apply', file, '--gep-revision', 'experimental']);
-      expect(experimental.code).toBe(0);
-      expect(experimental.stderr).toBe('');
-      const patched = YAML.parse(experimental.stdout) as unknown;
-      expect(revisionOfGatewayCrd(patched)).toMatchObject({ kind: 'revision', revision: 'experimental' });
-      for (const place of routabilityPlaces(patched))
-        expect(place.schema).toEqual(experimentalRoutabilitySchema());
+  it('--apply writes the revision asked for; a CRD that has routability is left alone and named', async () => {
+    const file = join(CRD_FIXTURES, 'standard-gateways.yaml');
+    const experimental = await runCli(runCrdPatch, ['--apply', file, '--gep-revision', 'experimental']);
+    expect(experimental.code).toBe(0);
+    expect(experimental.stderr).toBe('');
+    const patched = YAML.parse(experimental.stdout) as unknown;
+    expect(revisionOfGatewayCrd(patched)).toMatchObject({ kind: 'revision', revision: 'experimental' });
+    for (const place of routabilityPlaces(patched))
+      expect(place.schema).toEqual(experimentalRoutabilitySchema());
 
-      // Asking for provisional on it changes nothing and says what it found.
-      const again = await runCli(runCrdPatch, ['--apply', '-'], { stdin: experimental.stdout });
-      expect(again.code).toBe(0);
-      expect(again.stdout).toBe(experimental.stdout);
-      expect(again.stderr).toBe(
-        "stdin: already has routability: experimental revision, upstream's schema (its CEL rule and message, maxLength 253): " +
-          'unchanged; the provisional schema was not written: an existing routability schema is never replaced\n',
-      );
-      const same = await runCli(runCrdPatch, ['--apply', '-', '--gep-revision', 'experimental'], {
-        stdin: experimental.stdout,
-      });
-      expect(same.stdout).toBe(experimental.stdout);
-      expect(same.stderr).toMatch(/^stdin: already has routability: experimental revision, .*: unchanged\n$/);
-    },
-  );
+    // Asking for provisional on it changes nothing and says what it found.
+    const again = await runCli(runCrdPatch, ['--apply', '-'], { stdin: experimental.stdout });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(experimental.stdout);
+    expect(again.stderr).toBe(
+      "stdin: already has routability: experimental revision, upstream's schema (its CEL rule and message, maxLength 253): " +
+        'unchanged; the provisional schema was not written: an existing routability schema is never replaced\n',
+    );
+    const same = await runCli(runCrdPatch, ['--apply', '-', '--gep-revision', 'experimental'], {
+      stdin: experimental.stdout,
+    });
+    expect(same.stdout).toBe(experimental.stdout);
+    expect(same.stderr).toMatch(/^stdin: already has routability: experimental revision, .*: unchanged\n$/);
+  });
 });
 
-describe.skipIf(!haveCrdFixtures)('crd-patch --patch-cluster --gep-revision', () => {
+describe('crd-patch --patch-cluster --gep-revision', () => {
   let fake: FakeApiServer | undefined;
   afterEach(async () => {
     await fake?.close();

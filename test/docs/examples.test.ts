@@ -16,7 +16,6 @@ import { CLI, writeShims } from './shims.js';
 
 const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
 const built = existsSync(CLI);
-const FIXTURES = join(REPO, '..', 'shared', 'fixtures');
 
 interface Ran {
   code: number;
@@ -84,7 +83,6 @@ describe.skipIf(!built)('doc examples run and print what the docs show', () => {
         ...process.env,
         PATH: `${shims}:${process.env.PATH}`,
         REPO,
-        FIXTURES,
         KUBECONFIG: join(dir, 'no-kubeconfig'),
       };
       let last: { block: Block; text: string } | undefined;

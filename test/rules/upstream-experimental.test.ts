@@ -2,11 +2,10 @@
  * Upstream's own GEP-5093 tests as ours (experimental revision): the CRD
  * validation table, on spec and on status, and the conformance manifests
  * with the suite's placeholders filled in, run through the engine, through
- * check's library function and through the `check` command itself. Skipped,
- * saying so, when ../shared/fixtures is not there (a clone of the project
- * alone does not have it).
+ * check's library function and through the `check` command itself (the files:
+ * test/fixtures/upstream/gep-5093-upstream).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSource } from '../../src/check/run.js';
@@ -14,21 +13,19 @@ import { SourceText } from '../../src/check/source.js';
 import { validateGateway, type RuleContext } from '../../src/rules/index.js';
 import { check } from '../check/support.js';
 import { baseGateway, context, create, ranges, statusUpdate } from '../support/gateways.js';
+import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
 
-const DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'gep-5093-upstream');
-const TABLE = join(DIR, 'crd-validation-cases.json');
-const CONFORMANCE = join(DIR, 'conformance');
-const present = existsSync(TABLE) && existsSync(CONFORMANCE);
-if (!present) console.warn(`upstream GEP-5093 fixture tests skipped: ${DIR} not found`);
+const TABLE = join(GEP_5093_UPSTREAM, 'crd-validation-cases.json');
+const CONFORMANCE = join(GEP_5093_UPSTREAM, 'conformance');
 
 const EXPERIMENTAL = context({ revision: 'experimental', ranges: ranges('10.96.0.0/12') });
 const USABLE = '10.96.0.50';
 const UNUSABLE = '192.0.2.50';
 
-describe.skipIf(!present)('upstream CRD validation table (experimental revision)', () => {
-  const table = present
-    ? (JSON.parse(readFileSync(TABLE, 'utf8')) as { cases: { routability: string; crdAccepts: boolean }[] })
-    : { cases: [] };
+describe('upstream CRD validation table (experimental revision)', () => {
+  const table = JSON.parse(readFileSync(TABLE, 'utf8')) as {
+    cases: { routability: string; crdAccepts: boolean }[];
+  };
 
   it('has cases both ways', () => {
     expect(table.cases.some((c) => c.crdAccepts)).toBe(true);
@@ -101,7 +98,7 @@ const OUT_OF_RANGE = [
   },
 ];
 
-describe.skipIf(!present)('upstream conformance manifests through check (experimental revision)', () => {
+describe('upstream conformance manifests through check (experimental revision)', () => {
   it('--spec-policy warn: admitted, with warnings only on the out-of-range Cluster requests', () => {
     const findings = checkAll({ ...EXPERIMENTAL, specPolicy: 'warn' });
     expect(findings).toEqual(OUT_OF_RANGE.map((f) => ({ ...f, severity: 'warning' })));
@@ -131,42 +128,39 @@ describe.skipIf(!present)('upstream conformance manifests through check (experim
  * The same manifests through the command a CI pipeline runs, as one stream on
  * stdin: the exit code and the lines name exactly the out-of-range entries.
  */
-describe.skipIf(!present)(
-  'upstream conformance manifests through `check --gep-revision experimental`',
-  () => {
-    const stdin = () =>
-      manifests()
-        .map(({ text }) => text.replaceAll(OLD_SENTINEL, NEW_SENTINEL))
-        .join('\n---\n');
-    const args = ['-f', '-', '--gep-revision', 'experimental', '--service-cidr', '10.96.0.0/12'];
-    // One line per finding: `<stdin>:LINE:COL: [warning: ]Gateway ns/name: field: …`.
-    const located = (out: string) => out.split('\n').filter((l) => l.includes(': Gateway '));
+describe('upstream conformance manifests through `check --gep-revision experimental`', () => {
+  const stdin = () =>
+    manifests()
+      .map(({ text }) => text.replaceAll(OLD_SENTINEL, NEW_SENTINEL))
+      .join('\n---\n');
+  const args = ['-f', '-', '--gep-revision', 'experimental', '--service-cidr', '10.96.0.0/12'];
+  // One line per finding: `<stdin>:LINE:COL: [warning: ]Gateway ns/name: field: …`.
+  const located = (out: string) => out.split('\n').filter((l) => l.includes(': Gateway '));
 
-    it('--spec-policy warn: exit 0, warnings only on the out-of-range Cluster requests', async () => {
-      const r = await check([...args, '--spec-policy', 'warn'], { stdin: stdin() });
-      expect(r.code).toBe(0);
-      const lines = located(r.stdout);
-      expect(lines).toHaveLength(OUT_OF_RANGE.length);
-      OUT_OF_RANGE.forEach((f, i) => {
-        expect(lines[i]).toContain(f.gateway);
-        expect(lines[i]).toContain(f.field);
-        expect(lines[i]).toContain(': warning: Gateway ');
-        expect(lines[i]).toContain('requires an address inside the service range (10.96.0.0/12)');
-      });
-      expect(r.stdout).toMatch(/: 0 violations, 2 warnings/);
+  it('--spec-policy warn: exit 0, warnings only on the out-of-range Cluster requests', async () => {
+    const r = await check([...args, '--spec-policy', 'warn'], { stdin: stdin() });
+    expect(r.code).toBe(0);
+    const lines = located(r.stdout);
+    expect(lines).toHaveLength(OUT_OF_RANGE.length);
+    OUT_OF_RANGE.forEach((f, i) => {
+      expect(lines[i]).toContain(f.gateway);
+      expect(lines[i]).toContain(f.field);
+      expect(lines[i]).toContain(': warning: Gateway ');
+      expect(lines[i]).toContain('requires an address inside the service range (10.96.0.0/12)');
     });
+    expect(r.stdout).toMatch(/: 0 violations, 2 warnings/);
+  });
 
-    it('enforce (the default): exit 1, exactly those entries as violations', async () => {
-      const r = await check(args, { stdin: stdin() });
-      expect(r.code).toBe(1);
-      const lines = located(r.stdout);
-      expect(lines).toHaveLength(OUT_OF_RANGE.length);
-      OUT_OF_RANGE.forEach((f, i) => {
-        expect(lines[i]).toContain(f.gateway);
-        expect(lines[i]).toContain(f.field);
-        expect(lines[i]).not.toContain('warning');
-      });
-      expect(r.stdout).toMatch(/: 2 violations, 0 warnings/);
+  it('enforce (the default): exit 1, exactly those entries as violations', async () => {
+    const r = await check(args, { stdin: stdin() });
+    expect(r.code).toBe(1);
+    const lines = located(r.stdout);
+    expect(lines).toHaveLength(OUT_OF_RANGE.length);
+    OUT_OF_RANGE.forEach((f, i) => {
+      expect(lines[i]).toContain(f.gateway);
+      expect(lines[i]).toContain(f.field);
+      expect(lines[i]).not.toContain('warning');
     });
-  },
-);
+    expect(r.stdout).toMatch(/: 2 violations, 0 warnings/);
+  });
+});
