@@ -7,12 +7,21 @@
  * a `metadata.name` field selector as a client limited by RBAC resourceNames
  * sends). It can answer 404 for a version, fail lists, refuse a resource with
  * 403, drop or end watches, and answer 410 Gone.
+ *
+ * Faults (test/cluster/fault-injection.ts) make it a sick API server: per
+ * client, resource and verb, `faults.add()` hangs, delays, throttles (429 with
+ * Retry-After), fails (5xx, 410), garbles, truncates, inflates answers or keeps
+ * watches silent; `refuse()` closes the port, `dropConnections()` cuts every
+ * connection at once. Each client (`client(name)`) has a port and kubeconfig
+ * of its own over the same objects, so one replica can be partitioned while
+ * another is served, and `count()` tells the requests of each apart.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Faults, requestInfo, type RequestInfo, type Verb } from './fault-injection.js';
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
 
@@ -54,14 +63,48 @@ interface Resource {
  */
 export type FakeRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean;
 
-export interface RequestRecord {
+export interface RequestRecord extends RequestInfo {
   readonly method: string;
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly contentType?: string | undefined;
+  /** performance.now() when it arrived. */
+  readonly at: number;
+}
+
+/** One port of the fake, with the kubeconfig that points at it. */
+interface Listener {
+  readonly name: string;
+  readonly server: Server;
+  readonly port: number;
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  readonly sockets: Set<Socket>;
+  listening: boolean;
 }
 
 const TOKEN = 'fake-token-for-tests';
+
+function kubeconfigText(url: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: fake',
+    '  cluster:',
+    `    server: ${url}`,
+    '    insecure-skip-tls-verify: true',
+    'users:',
+    '- name: tester',
+    '  user:',
+    `    token: ${TOKEN}`,
+    'contexts:',
+    '- name: fake',
+    '  context: {cluster: fake, user: tester}',
+    'current-context: fake',
+    '',
+  ].join('\n');
+}
 
 function status(code: number, reason: string, message: string): Record<string, unknown> {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
@@ -80,7 +123,6 @@ export class FakeApiServer {
   private readonly history: { rv: number; resource: string; type: string; object: Obj }[] = [];
   private readonly resources = new Map<string, Resource>();
   private readonly watchers = new Set<Watcher>();
-  private readonly sockets = new Set<Socket>();
   private readonly waiters = new Set<() => void>();
   private readonly routes: FakeRoute[] = [];
   /** Resources every request of which answers 403 (RBAC denies them). */
@@ -101,52 +143,123 @@ export class FakeApiServer {
   /** coordination.k8s.io/v1 Leases by `namespace/name`, with resourceVersion conflicts as the API server has them. */
   readonly leases = new Map<string, Obj>();
 
-  private constructor(
-    private readonly server: Server,
-    readonly url: string,
-    readonly dir: string,
-    readonly kubeconfigPath: string,
-  ) {}
+  /** Faults in force (test/cluster/fault-injection.ts). */
+  readonly faults = new Faults();
+  private readonly listeners = new Map<string, Listener>();
+
+  private constructor(readonly dir: string) {}
+
+  /** The fake's own port (client `default`). */
+  get url(): string {
+    return this.listeners.get('default')!.url;
+  }
+
+  get kubeconfigPath(): string {
+    return this.listeners.get('default')!.kubeconfigPath;
+  }
 
   static async start(): Promise<FakeApiServer> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as { port: number }).port;
-    const url = `http://127.0.0.1:${port}`;
     const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
-    const kubeconfigPath = join(dir, 'kubeconfig');
-    await writeFile(
-      kubeconfigPath,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        '- name: fake',
-        '  cluster:',
-        `    server: ${url}`,
-        '    insecure-skip-tls-verify: true',
-        'users:',
-        '- name: tester',
-        '  user:',
-        `    token: ${TOKEN}`,
-        'contexts:',
-        '- name: fake',
-        '  context: {cluster: fake, user: tester}',
-        'current-context: fake',
-        '',
-      ].join('\n'),
-    );
-    const fake = new FakeApiServer(server, url, dir, kubeconfigPath);
-    server.on('connection', (socket) => {
-      fake.sockets.add(socket);
-      socket.on('close', () => fake.sockets.delete(socket));
-    });
-    server.on('request', (req, res) => fake.handle(req, res));
+    const fake = new FakeApiServer(dir);
+    await fake.client('default');
     fake.define('servicecidrs', 'networking.k8s.io', 'ServiceCIDR', ['v1', 'v1beta1']);
     fake.define('ipaddresses', 'networking.k8s.io', 'IPAddress', ['v1']);
     fake.define(CRDS, 'apiextensions.k8s.io', 'CustomResourceDefinition', ['v1']);
     fake.define('gateways', 'gateway.networking.k8s.io', 'Gateway', ['v1'], { namespaced: true });
     return fake;
+  }
+
+  /**
+   * A client of its own: another port over the same objects, and a kubeconfig
+   * pointing at it. Its requests are recorded under `name`, and faults can
+   * target it alone (a partitioned replica).
+   */
+  async client(name: string): Promise<{ readonly url: string; readonly kubeconfigPath: string }> {
+    const existing = this.listeners.get(name);
+    if (existing) return existing;
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const url = `http://127.0.0.1:${port}`;
+    const kubeconfigPath = join(this.dir, `kubeconfig-${name}`);
+    await writeFile(kubeconfigPath, kubeconfigText(url));
+    const listener: Listener = {
+      name,
+      server,
+      port,
+      url,
+      kubeconfigPath,
+      sockets: new Set(),
+      listening: true,
+    };
+    server.on('connection', (socket) => {
+      listener.sockets.add(socket);
+      socket.on('close', () => listener.sockets.delete(socket));
+    });
+    server.on('request', (req, res) => this.handle(req, res, name));
+    this.listeners.set(name, listener);
+    return listener;
+  }
+
+  private listenersOf(client: string | undefined): Listener[] {
+    if (client === undefined) return [...this.listeners.values()];
+    const l = this.listeners.get(client);
+    if (!l) throw new Error(`fake apiserver: no client ${client}`);
+    return [l];
+  }
+
+  /**
+   * Closes the port(s): new connections are refused (ECONNREFUSED), open ones
+   * are cut. Of one client, or (default) of every client.
+   */
+  async refuse(client?: string): Promise<void> {
+    await Promise.all(
+      this.listenersOf(client).map(async (l) => {
+        if (!l.listening) return;
+        l.listening = false;
+        const closed = new Promise<void>((resolve) => l.server.close(() => resolve()));
+        for (const s of l.sockets) s.destroy();
+        await closed;
+      }),
+    );
+    this.notify();
+  }
+
+  /** Opens the port(s) again, on the same port numbers. */
+  async accept(client?: string): Promise<void> {
+    await Promise.all(
+      this.listenersOf(client).map(async (l) => {
+        if (l.listening) return;
+        await new Promise<void>((resolve, reject) => {
+          l.server.once('error', reject);
+          l.server.listen(l.port, '127.0.0.1', () => {
+            l.server.off('error', reject);
+            resolve();
+          });
+        });
+        l.listening = true;
+      }),
+    );
+  }
+
+  /** Destroys every open connection (watches, keep-alive sockets, requests in flight) at once. */
+  dropConnections(client?: string): void {
+    for (const l of this.listenersOf(client)) for (const s of l.sockets) s.destroy();
+    this.notify();
+  }
+
+  /** Requests received, of a client, resource and verb (each optional), since a performance.now() time. */
+  count(
+    filter: { client?: string; resource?: string; verb?: Verb | readonly Verb[]; since?: number } = {},
+  ): number {
+    const verbs = typeof filter.verb === 'string' ? [filter.verb] : filter.verb;
+    return this.requests.filter(
+      (r) =>
+        (filter.client === undefined || r.client === filter.client) &&
+        (filter.resource === undefined || r.resource === filter.resource) &&
+        (verbs === undefined || verbs.includes(r.verb)) &&
+        (filter.since === undefined || r.at >= filter.since),
+    ).length;
   }
 
   define(
@@ -351,10 +464,11 @@ export class FakeApiServer {
   }
 
   async close(): Promise<void> {
+    this.faults.clearAll();
+    this.faults.releaseHeld();
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.refuse();
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -385,15 +499,34 @@ export class FakeApiServer {
     res.end(text);
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private handle(req: IncomingMessage, res: ServerResponse, client: string): void {
     const url = new URL(req.url ?? '/', this.url);
     const query = Object.fromEntries(url.searchParams);
+    const method = req.method ?? 'GET';
+    const info = requestInfo(method, url.pathname, query, client);
     this.requests.push({
-      method: req.method ?? 'GET',
+      method,
       path: url.pathname,
       query,
       contentType: req.headers['content-type'],
+      at: performance.now(),
+      ...info,
     });
+    const fault = this.faults.take(info);
+    if (fault) {
+      this.faults.apply(fault, res, info, () => this.serve(req, res, url, query));
+      this.notify();
+      return;
+    }
+    this.serve(req, res, url, query);
+  }
+
+  private serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    query: Readonly<Record<string, string>>,
+  ): void {
     try {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) {
         this.send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
