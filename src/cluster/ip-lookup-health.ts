@@ -67,7 +67,7 @@ export class LookupHealth {
     else if (next === 'ok' && previous !== 'unknown') this.logger.info('allocated-IP lookups answer again');
   }
 
-  /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval). */
+  /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval, ±20 %). */
   probed(failed: boolean): void {
     this.failedProbes = failed ? this.failedProbes + 1 : 0;
     this.scheduleProbe();
@@ -75,7 +75,9 @@ export class LookupHealth {
 
   private scheduleProbe(): void {
     if (this.closed || this.probeTimer || (this.state !== 'unavailable' && this.state !== 'absent')) return;
-    const delay = Math.min(this.probeIntervalMs, 1_000 * 2 ** Math.max(0, this.failedProbes - 1));
+    // Jitter (±20 %): replicas that lost the API server together do not probe it in step.
+    const base = Math.min(this.probeIntervalMs, 1_000 * 2 ** Math.max(0, this.failedProbes - 1));
+    const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
     this.probeTimer = setTimeout(() => {
       this.probeTimer = undefined;
       void this.probe();

@@ -42,6 +42,13 @@ export interface LookupOptions {
   readonly probeIntervalMs: number;
   /** Probe at start, so /readyz?verbose says whether lookups work before the first one is needed. */
   readonly probeAtStart: boolean;
+  /**
+   * While the API server fails, still send each lookup (true: one-shot
+   * commands, which have no probe to wait for), or (false, the server) answer
+   * "unchecked" at once and leave asking to the probe, whose waits grow: the
+   * requests sent during an outage are the probe's few, whatever the review rate.
+   */
+  readonly askWhileUnavailable: boolean;
 }
 
 export const DEFAULT_LOOKUP_OPTIONS: LookupOptions = {
@@ -50,8 +57,9 @@ export const DEFAULT_LOOKUP_OPTIONS: LookupOptions = {
   cacheMax: 1_000,
   concurrency: 4,
   queueMax: 64,
-  probeIntervalMs: 30_000,
+  probeIntervalMs: 10_000,
   probeAtStart: true,
+  askWhileUnavailable: false,
 };
 
 /** A name no IPAddress holds in practice (the unspecified address is never allocated); any answer proves access. */
@@ -166,8 +174,8 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
       deps.metrics?.cacheHits.inc();
       return hit;
     }
-    // While the API is known to be absent, ask nothing: the probe looks again.
-    if (health.state === 'absent') return { kind: 'absent' };
+    const without = answerWithoutAsking(health, opts);
+    if (without) return without;
     let pending = inFlight.get(ip);
     if (!pending) {
       pending = fetchOne(ip, 'lookup').then((outcome) => {
@@ -199,6 +207,17 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
       deps.get.close();
     },
   };
+}
+
+/**
+ * While the API is known to be absent, or (the server) known to fail, ask
+ * nothing: the probe, whose waits grow, finds out when it answers again.
+ */
+function answerWithoutAsking(health: LookupHealth, opts: LookupOptions): Outcome | undefined {
+  if (health.state === 'absent') return { kind: 'absent' };
+  if (health.state === 'unavailable' && !opts.askWhileUnavailable)
+    return { kind: 'error', reason: health.lastError?.reason ?? 'API server unavailable' };
+  return undefined;
 }
 
 /** Each distinct address once, all at the same time. */

@@ -73,7 +73,7 @@ async function openAllocationLookup(
   const lookup = startAllocationLookup({
     kc: loaded.kc,
     logger: pino({ level: 'silent' }),
-    options: { timeoutMs, probeAtStart: false, probeIntervalMs: 2 ** 31 - 1 },
+    options: { timeoutMs, probeAtStart: false, probeIntervalMs: 2 ** 31 - 1, askWhileUnavailable: true },
   });
   const state = await lookup.probe();
   if (state !== 'unavailable' && state !== 'absent') return lookup;

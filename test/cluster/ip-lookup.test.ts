@@ -58,7 +58,7 @@ describe('allocation lookup cache', () => {
   it('caches "free" too, but never a failure', async () => {
     let fail = true;
     const s = scripted(() => (fail ? { kind: 'error', reason: 'HTTP 500', detail: '' } : { kind: 'free' }));
-    const { lookup } = lookupWith(s.getter);
+    const { lookup } = lookupWith(s.getter, { askWhileUnavailable: true });
     const failed = await lookup.lookup(['10.0.0.2']);
     expect(failed.holderOf('10.0.0.2')).toBeUndefined();
     expect(failed.uncheckedReason?.('10.0.0.2')).toBe('HTTP 500');
@@ -68,6 +68,25 @@ describe('allocation lookup cache', () => {
     await lookup.lookup(['10.0.0.2']);
     expect(s.asked).toEqual(['10.0.0.2', '10.0.0.2']);
     expect(lookup.cacheSize()).toBe(1);
+  });
+
+  it('while lookups fail, reviews ask nothing: the probe alone asks, and lookups resume once it is answered', async () => {
+    let fail = true;
+    const s = scripted(() => (fail ? { kind: 'error', reason: 'HTTP 503', detail: '' } : { kind: 'free' }));
+    const { lookup } = lookupWith(s.getter);
+    expect((await lookup.lookup(['10.0.0.2'])).uncheckedReason?.('10.0.0.2')).toBe('HTTP 503');
+    const many = Array.from({ length: 50 }, (_, i) => `10.0.1.${i}`);
+    const during = await lookup.lookup(many);
+    expect(many.map((ip) => during.uncheckedReason?.(ip))).toEqual(many.map(() => 'HTTP 503'));
+    expect(s.asked).toEqual(['10.0.0.2']);
+    fail = false;
+    // The first probe comes after 1 s (±20 %).
+    await new Promise((r) => setTimeout(r, 1_400));
+    expect(s.asked).toEqual(['10.0.0.2', '0.0.0.0']);
+    expect(lookup.state()).toBe('ok');
+    expect((await lookup.lookup(['10.0.1.7'])).uncheckedReason?.('10.0.1.7')).toBeUndefined();
+    expect(s.asked).toEqual(['10.0.0.2', '0.0.0.0', '10.0.1.7']);
+    await lookup.close();
   });
 
   it('evicts the least recently used answer beyond cacheMax', async () => {
