@@ -22,7 +22,8 @@ export const command = defineCommand({
   options: auditOptionsFrom,
   run: async (options, { io, fail }) => {
     const resolved = await resolveContext({ ...options, fromCluster: true }, io.env);
-    if (!resolved.ok) return fail(resolved.error, { hint: resolved.usage });
+    // check's errors name its --from-cluster flag, which audit does not have: audit always reads the cluster.
+    if (!resolved.ok) return fail(resolved.error.replace(/^--from-cluster: /, ''), { hint: resolved.usage });
     const cluster = await import('../cluster/index.js');
     let loaded;
     try {

@@ -33,6 +33,8 @@ export type CommandMain = (argv: readonly string[], io: CommandIO) => Promise<nu
 export interface Command {
   readonly name: string;
   readonly summary: string;
+  /** Its flag declarations (the doc tests compare them with what --help says). */
+  readonly flags: FlagDefinitions;
   readonly main: CommandMain;
 }
 
@@ -59,5 +61,5 @@ export function defineCommand<Defs extends FlagDefinitions, Options>(
     if (!options.ok) return fail(options.error, { hint: true });
     return spec.run(options.value, { io, fail });
   };
-  return { name: spec.name, summary: spec.summary, main };
+  return { name: spec.name, summary: spec.summary, flags: spec.flags, main };
 }

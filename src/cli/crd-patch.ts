@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import YAML from 'yaml';
-import type { FlagDefinitions } from '../config/flags.js';
+import { envName, type FlagDefinitions } from '../config/flags.js';
 import {
   GATEWAY_CRD_NAME,
   GATEWAY_CRD_VERSIONS,
@@ -70,7 +70,8 @@ function crdPatchUsage(): string {
         def.kind === 'string'
           ? ` ${name === 'apply' ? 'FILE' : name === 'gep-revision' ? 'REV' : 'PATH'}`
           : '';
-      return `  ${`${short}--${name}${arg}`.padEnd(24)} ${def.description}`;
+      const env = 'noEnv' in def && def.noEnv ? '' : ` [env ${envName(name)}]`;
+      return `  ${`${short}--${name}${arg}`.padEnd(24)} ${def.description}${env}`;
     }),
     '',
     'Exit codes: 0 done, 2 usage error, unreadable or unexpected input, or a failed cluster call.',

@@ -40,7 +40,7 @@ function reviewOptions(flags: FlagValues<typeof REVIEW_FLAGS>): Parsed<ReviewOpt
 
 export const command = defineCommand({
   name: 'review',
-  summary: 'answer one AdmissionReview from stdin, exactly as the server would',
+  summary: 'answer one AdmissionReview from stdin with the content the server would answer',
   flags: REVIEW_FLAGS,
   help: () =>
     helpText(

@@ -6,7 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { envName } from '../../src/config/flags.js';
 import { testApp } from '../support/app.js';
 import { runCli } from '../support/server-process.js';
 import { docFiles, REPO } from './markdown.js';
@@ -116,16 +118,38 @@ describe('README: serve flags', () => {
 });
 
 describe('README: environment variables', () => {
-  it('every flag names its variable in --help, except `check -f` and the flags of `crd-patch`', () => {
+  it('every flag names its variable in --help, except `check -f` and the crd-patch flags that read none', () => {
     const without = [...help].flatMap(([command, flags]) =>
       flags.filter((f) => f.name !== 'help' && f.env === undefined).map((f) => `${command} --${f.name}`),
     );
-    const crdPatch = help
-      .get('crd-patch')!
-      .filter((f) => f.name !== 'help')
-      .map((f) => `crd-patch --${f.name}`);
-    expect(without.sort()).toEqual(['check --filename', ...crdPatch].sort());
-    expect(README).toContain('Exceptions, which read no variable: `check -f`\nand the flags of `crd-patch`.');
+    expect(without.sort()).toEqual([
+      'check --filename',
+      'crd-patch --apply',
+      'crd-patch --gep-revision',
+      'crd-patch --patch-cluster',
+    ]);
+    expect(README).toContain(
+      'Exceptions, which read no variable: `check -f`\nand the flags of `crd-patch` other than `--kubeconfig`.',
+    );
+  });
+
+  // What --help says is what the parser does: a flag reads its variable unless it is declared noEnv.
+  it('each --help names a variable for exactly the flags that read one (not declared noEnv)', async () => {
+    for (const name of commands) {
+      // The built module, loaded from its path (it is what `routability-webhook` runs).
+      const module = pathToFileURL(join(REPO, 'dist', 'cli', `${name}.js`)).href;
+      const { command } = (await import(/* @vite-ignore */ module)) as {
+        command: { flags: Record<string, { noEnv?: boolean }> };
+      };
+      const declared = Object.entries(command.flags)
+        .filter(([flag]) => flag !== 'help')
+        .map(([flag, def]) => `--${flag} ${def.noEnv === true ? '(none)' : envName(flag)}`);
+      const shown = help
+        .get(name)!
+        .filter((f) => f.name !== 'help')
+        .map((f) => `--${f.name} ${f.env ?? '(none)'}`);
+      expect(shown.sort(), `${name} --help`).toEqual(declared.sort());
+    }
   });
 
   it('a variable named in --help does set its flag', async () => {

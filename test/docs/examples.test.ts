@@ -6,7 +6,15 @@
  * cannot slip past.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -58,6 +66,38 @@ describe('every shell example says whether it runs in the doc tests', () => {
       )
       .map(where);
     expect(orphans, 'an <!-- doctest: output --> block must come right after a run block').toEqual([]);
+  });
+});
+
+/** Flags that make a pasted `helm upgrade` keep the values of the installed release. */
+const KEEPS_VALUES = /\s(--reuse-values|--reset-then-reuse-values|-f|--values)(\s|=|$)/;
+
+describe('every helm upgrade in the docs is safe to paste and checked', () => {
+  it.each(docFiles())('%s', (doc) => {
+    const steps = parseDoc(doc);
+    const problems: string[] = [];
+    steps.forEach((s, i) => {
+      if (s.type !== 'block' || !SHELL.has(s.block.lang)) return;
+      const commands = s.block.body.replace(/\\\n\s*/g, ' ').split('\n');
+      for (const c of commands.filter((l) => /^\s*helm upgrade\s/.test(l)))
+        if (!KEEPS_VALUES.test(c)) problems.push(`${where(s.block)}: ${c.trim()} (resets every other value)`);
+      const next = steps[i + 1];
+      if (
+        s.block.marker?.kind === 'run' &&
+        commands.some((l) => /^\s*helm upgrade\s/.test(l)) &&
+        !(next?.type === 'setup' && next.command.startsWith('doc-rendered '))
+      )
+        problems.push(`${where(s.block)}: no <!-- doctest: setup doc-rendered … --> line after it`);
+    });
+    const text = readFileSync(join(REPO, doc), 'utf8');
+    for (const m of text.matchAll(/`(helm upgrade[^`]*)`/g))
+      // A bare `helm upgrade` names the command; one with arguments is meant to be pasted.
+      if (m[1]!.trim() !== 'helm upgrade' && !KEEPS_VALUES.test(m[1]!))
+        problems.push(`${doc}: \`${m[1]}\` (resets every other value)`);
+    expect(
+      problems,
+      'give each helm upgrade --reuse-values (or a values file), and check what a run one renders (docs/writing-docs.md)',
+    ).toEqual([]);
   });
 });
 

@@ -126,3 +126,19 @@ export function normalise(text: string): string {
     .join('\n')
     .replace(/\n+$/, '');
 }
+
+/** The page's text outside fenced blocks (and, unless keepCode, inline code), line by line. */
+export function proseLines(text: string, keepCode = false): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  let fence: string | undefined;
+  text.split('\n').forEach((raw, i) => {
+    const open = /^\s*(`{3,}|~{3,})/.exec(raw);
+    if (open) {
+      if (fence === undefined) fence = open[1]![0]!.repeat(open[1]!.length);
+      else if (raw.trim().startsWith(fence) && raw.trim().replace(/[`~]/g, '') === '') fence = undefined;
+      return;
+    }
+    if (fence === undefined) out.push({ line: i + 1, text: keepCode ? raw : raw.replace(/`[^`]*`/g, '``') });
+  });
+  return out;
+}

@@ -301,6 +301,7 @@ describe('chart README: when the chart creates RBAC and mounts a token', () => {
       },
     });
     expect(all(none, 'ClusterRole')).toEqual([]);
+    expect(all(none, 'Role')).toEqual([]);
     expect(one(none, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(false);
     const defaults = await render();
     const resources = one(defaults, 'ClusterRole').rules.flatMap((r: { resources: string[] }) => r.resources);
@@ -312,7 +313,7 @@ describe('chart README: when the chart creates RBAC and mounts a token', () => {
     ]);
     expect(one(defaults, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
     expect(read('charts/gateway-routability-webhook/README.md')).toContain(
-      'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`,\n`webhook.audit.interval="0"` and a fixed `webhook.gepRevision` the server needs no API access',
+      'With `webhook.serviceCIDRs` set, `webhook.checkAllocatedIPs=false`,\n`webhook.audit.interval=0` (a number from `--set`, or the string `"0"`) and a fixed `webhook.gepRevision`\nthe server needs no API access',
     );
   }, 60_000);
 });
