@@ -226,7 +226,7 @@ describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)'
     const perRequest = server.logs.slice(before).filter((l) => /request|review/.test(String(l['msg'])));
     expect(perRequest).toEqual([]);
     expect(read('docs/operations.md')).toContain(
-      '`503` is a replica that does not know the service ranges (not logged per request',
+      '`503` is a replica that is not ready (not logged per request',
     );
   }, 90_000);
 });
