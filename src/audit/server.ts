@@ -9,7 +9,8 @@ import type { Registry } from 'prom-client';
 import type { RuleContext } from '../rules/index.js';
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type * as ClusterIndex from '../cluster/index.js';
-import { findKubeconfig, NO_KUBECONFIG_REASON } from '../cluster/kubeconfig-source.js';
+import { kubeClient, type KubeClient } from '../kube/client.js';
+import { findKubeconfig, NO_KUBECONFIG_REASON } from '../kube/kubeconfig-source.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
@@ -62,10 +63,12 @@ type ClusterModule = typeof ClusterIndex;
  * The cluster module and its credentials, or why there is no cluster to audit.
  * Without credentials the Kubernetes client is never loaded.
  */
-async function loadCluster(
-  deps: ServerAuditDeps,
-): Promise<
-  | { readonly cluster: ClusterModule; readonly loaded: ReturnType<ClusterModule['loadKubeconfig']> }
+async function loadCluster(deps: ServerAuditDeps): Promise<
+  | {
+      readonly cluster: ClusterModule;
+      readonly loaded: ReturnType<ClusterModule['loadKubeconfig']>;
+      readonly client: KubeClient;
+    }
   | { readonly reason: string }
 > {
   const where = {
@@ -77,7 +80,8 @@ async function loadCluster(
   if (!findKubeconfig(where)) return { reason: `no cluster to audit: ${NO_KUBECONFIG_REASON}` };
   const cluster = await import('../cluster/index.js');
   try {
-    return { cluster, loaded: cluster.loadKubeconfig(where) };
+    const loaded = cluster.loadKubeconfig(where);
+    return { cluster, loaded, client: kubeClient(loaded.kc) };
   } catch (err) {
     return { reason: `no cluster to audit: ${(err as Error).message}` };
   }
@@ -97,14 +101,14 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     log.info(found.reason);
     return off(found.reason);
   }
-  const { cluster, loaded } = found;
-  const fetch = cluster.gatewayPageFetcher(loaded.kc, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
+  const { cluster, loaded, client } = found;
+  const fetch = cluster.gatewayPageFetcher(client, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
   const metrics = auditMetrics(deps.registry);
   const who = leaseIdentity(deps.env ?? process.env);
   // The elector reports to the loop, which reads the elector: the loop is set right after both exist.
   const started: { loop?: AuditLoop } = {};
   const elector = cluster.startLeaderElector({
-    kc: loaded.kc,
+    client,
     namespace: who.namespace,
     name: deps.leaseName,
     identity: who.identity,
@@ -117,9 +121,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
   });
   const mode = deps.reports ?? 'none';
   const writer =
-    mode === 'none'
-      ? undefined
-      : cluster.startReportWriter({ kc: loaded.kc, api: REPORT_APIS[mode], logger: log });
+    mode === 'none' ? undefined : cluster.startReportWriter({ client, api: REPORT_APIS[mode], logger: log });
   const running = startAuditLoop({
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
@@ -147,6 +149,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     async stop() {
       await running.stop();
       await elector.stop();
+      client.close();
     },
   };
 }

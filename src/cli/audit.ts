@@ -9,6 +9,7 @@ import { judgeWithContext } from '../audit/judge.js';
 import { AUDIT_FLAGS, auditHelp, auditOptionsFrom } from '../audit/options.js';
 import { auditPass } from '../audit/pass.js';
 import { EXIT_OK, EXIT_VIOLATIONS } from '../io.js';
+import { kubeClient } from '../kube/client.js';
 import { defineCommand } from './command.js';
 
 const PAGE_TIMEOUT_MS = 30_000;
@@ -32,7 +33,8 @@ export const command = defineCommand({
       await resolved.allocations?.close();
       return fail((err as Error).message);
     }
-    const fetch = cluster.gatewayPageFetcher(loaded.kc, {
+    const client = kubeClient(loaded.kc);
+    const fetch = cluster.gatewayPageFetcher(client, {
       namespace: options.namespace,
       pageSize: options.pageSize,
       timeoutMs: PAGE_TIMEOUT_MS,
@@ -47,6 +49,7 @@ export const command = defineCommand({
       return fail(`${(err as Error).message} at ${loaded.server}`);
     } finally {
       await resolved.allocations?.close();
+      client.close();
     }
     const report: AuditReport = {
       settings: {

@@ -18,6 +18,7 @@ import {
   routabilityPatch,
 } from '../crd/patch.js';
 import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
+import type { KubeClient } from '../kube/client.js';
 import type { GepRevision } from '../rules/index.js';
 import { EXIT_OK, readAll, writeLine, type CommandIO } from '../io.js';
 import { defineCommand, type CommandRun } from './command.js';
@@ -136,56 +137,67 @@ export const command = defineCommand({
 export const runCrdPatch = command.main;
 
 async function patchLiveCrd(
-  { io, fail }: CommandRun,
+  run: CommandRun,
   kubeconfig: string | undefined,
   revision: GepRevision,
 ): Promise<number> {
   // Loaded only here, so printing a patch never pays for the Kubernetes client.
-  const [{ ApiextensionsV1Api }, { loadKubeconfig }, { describeKubeError }, { getJson }] = await Promise.all([
-    import('@kubernetes/client-node'),
-    import('../cluster/kubeconfig.js'),
-    import('../cluster/errors.js'),
-    import('../cluster/raw-get.js'),
+  const [{ loadKubeconfig }, { kubeClient }] = await Promise.all([
+    import('../kube/kubeconfig.js'),
+    import('../kube/client.js'),
   ]);
   let loaded;
   try {
-    loaded = loadKubeconfig({ kubeconfig, env: io.env });
+    loaded = loadKubeconfig({ kubeconfig, env: run.io.env });
   } catch (err) {
-    return fail(`--patch-cluster: ${messageOf(err)}`);
+    return run.fail(`--patch-cluster: ${messageOf(err)}`);
   }
-  const api = loaded.kc.makeApiClient(ApiextensionsV1Api);
+  const client = kubeClient(loaded.kc);
+  try {
+    return await readAndPatch(run, client, revision);
+  } finally {
+    client.close();
+  }
+}
+
+/** Reads the CRD in the wire form, and patches it when its address lists lack the routability field. */
+async function readAndPatch(
+  { io, fail }: CommandRun,
+  client: KubeClient,
+  revision: GepRevision,
+): Promise<number> {
+  const { describeKubeError } = await import('../kube/errors.js');
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GATEWAY_CRD_NAME}`;
   let plain: unknown;
   try {
     // The wire form: typed models rename x-kubernetes-validations, which the revision is read from.
-    plain = await getJson(
-      loaded.kc,
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${GATEWAY_CRD_NAME}`,
-      {},
-      15_000,
-    );
+    plain = await client.json({ path, timeoutMs: 15_000 });
   } catch (err) {
-    return fail(`cannot read crd/${GATEWAY_CRD_NAME} from ${loaded.server}: ${describeKubeError(err)}`);
+    return fail(`cannot read crd/${GATEWAY_CRD_NAME} from ${client.server}: ${describeKubeError(err)}`);
   }
   const problems = gatewayCrdProblems(plain);
-  if (problems.length > 0) return fail(`crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${problems.join('; ')}`);
+  if (problems.length > 0) return fail(`crd/${GATEWAY_CRD_NAME} on ${client.server}: ${problems.join('; ')}`);
   const where = `spec.addresses and status.addresses of ${GATEWAY_CRD_VERSIONS.join(', ')}`;
   const found = revisionOfGatewayCrd(plain);
   if (found.kind !== 'field-missing') {
-    writeLine(io.stdout, `crd/${GATEWAY_CRD_NAME} ${foundRevisionNote(found, revision)} (${loaded.server})`);
+    writeLine(io.stdout, `crd/${GATEWAY_CRD_NAME} ${foundRevisionNote(found, revision)} (${client.server})`);
     return EXIT_OK;
   }
   try {
-    await api.patchCustomResourceDefinition({
-      name: GATEWAY_CRD_NAME,
+    await client.json({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: 'routability-webhook' },
       body: routabilityPatch(revision),
-      fieldManager: 'routability-webhook',
+      contentType: 'application/json-patch+json',
+      timeoutMs: 15_000,
     });
   } catch (err) {
-    return fail(`cannot patch crd/${GATEWAY_CRD_NAME} on ${loaded.server}: ${describeKubeError(err)}`);
+    return fail(`cannot patch crd/${GATEWAY_CRD_NAME} on ${client.server}: ${describeKubeError(err)}`);
   }
   writeLine(
     io.stdout,
-    `crd/${GATEWAY_CRD_NAME} patched: added routability to ${where}, ${revision} revision (${loaded.server})`,
+    `crd/${GATEWAY_CRD_NAME} patched: added routability to ${where}, ${revision} revision (${client.server})`,
   );
   return EXIT_OK;
 }

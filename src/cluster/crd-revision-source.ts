@@ -8,8 +8,8 @@ import type { Registry } from 'prom-client';
 import type { GepRevision, GepRevisionSetting } from '../rules/index.js';
 import { GEP_REVISION_FLAG_HINT } from './crd-revision-decision.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
-import { findKubeconfig, type KubeconfigOptions } from './kubeconfig-source.js';
-import type { BackoffOptions } from './watch.js';
+import { findKubeconfig, type KubeconfigOptions } from '../kube/kubeconfig-source.js';
+import type { BackoffOptions } from '../kube/watch.js';
 
 /** The revision the rules use, and whether it is known. */
 export interface RevisionSource {
@@ -90,9 +90,10 @@ export async function selectRevisionSource(deps: RevisionSelectDeps): Promise<Re
       '--gep-revision auto without a cluster (no Kubernetes credentials)',
       offline,
     );
-  const [{ loadKubeconfig, oneLine }, { startGatewayCrdRevisionWatch }] = await Promise.all([
-    import('./kubeconfig.js'),
+  const [{ loadKubeconfig, oneLine }, { startGatewayCrdRevisionWatch }, { kubeClient }] = await Promise.all([
+    import('../kube/kubeconfig.js'),
     import('./crd-revision.js'),
+    import('../kube/client.js'),
   ]);
   let loaded;
   try {
@@ -105,7 +106,7 @@ export async function selectRevisionSource(deps: RevisionSelectDeps): Promise<Re
     );
   }
   return startGatewayCrdRevisionWatch({
-    kc: loaded.kc,
+    client: kubeClient(loaded.kc),
     description: loaded.description,
     logger: log,
     registry: deps.registry,

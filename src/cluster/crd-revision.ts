@@ -9,7 +9,7 @@
  * in force through API outages (the watch restarts with backoff); a change of
  * CRD (an upgrade, a crd-patch) switches the revision at once, logged.
  */
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
@@ -17,31 +17,17 @@ import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from '.
 import { revisionMetrics } from './crd-revision-metrics.js';
 import type { RevisionSource } from './crd-revision-source.js';
 import { clusterMetrics } from './metrics.js';
-import { describeKubeError, httpStatusOf } from './errors.js';
-import { getJson } from './raw-get.js';
-import { startResourceWatch, type BackoffOptions } from './watch.js';
+import type { KubeClient } from '../kube/client.js';
+import { describeKubeError, httpStatusOf } from '../kube/errors.js';
+import { startResourceWatch, type BackoffOptions } from '../kube/watch.js';
 
 export { fixedRevisionSource, type RevisionSource } from './crd-revision-source.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const FIELD_SELECTOR = `metadata.name=${GATEWAY_CRD_NAME}`;
 
-/** The list call, in the wire form (the revision is read from x-kubernetes-validations). */
-export function gatewayCrdLister(
-  kc: KubeConfig,
-  timeoutMs: number,
-): () => Promise<KubernetesListObject<KubernetesObject>> {
-  return async () =>
-    (await getJson(
-      kc,
-      CRD_PATH,
-      { fieldSelector: FIELD_SELECTOR },
-      timeoutMs,
-    )) as KubernetesListObject<KubernetesObject>;
-}
-
 export interface GatewayCrdWatchOptions {
-  readonly kc: KubeConfig;
+  readonly client: KubeClient;
   /** Where the credentials came from and the server, for logs and /readyz. */
   readonly description: string;
   readonly logger: Logger;
@@ -86,11 +72,10 @@ type CrdWatch = ReturnType<typeof startResourceWatch<KubernetesObject>>;
 function watchGatewayCrd(opts: GatewayCrdWatchOptions, onChange: () => void): CrdWatch {
   const backoff: Partial<BackoffOptions> = opts.backoff ?? {};
   return startResourceWatch<KubernetesObject>({
-    kc: opts.kc,
+    client: opts.client,
     group: 'apiextensions.k8s.io',
     resource: 'customresourcedefinitions',
     versions: ['v1'],
-    list: gatewayCrdLister(opts.kc, backoff.listTimeoutMs ?? 30_000),
     fieldSelector: FIELD_SELECTOR,
     onChange,
     onAbsent: () =>
@@ -171,13 +156,13 @@ export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): Revi
  * Gateway API is not installed).
  */
 export async function readGatewayCrdRevision(
-  kc: KubeConfig,
-  server: string,
+  client: KubeClient,
   timeoutMs: number,
 ): Promise<RevisionDecision> {
+  const server = client.server;
   let crd: unknown;
   try {
-    crd = await getJson(kc, `${CRD_PATH}/${GATEWAY_CRD_NAME}`, {}, timeoutMs);
+    crd = await client.json({ path: `${CRD_PATH}/${GATEWAY_CRD_NAME}`, timeoutMs });
   } catch (err) {
     if (httpStatusOf(err) === 404) return decideRevision(undefined);
     throw new Error(

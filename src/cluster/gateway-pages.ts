@@ -4,8 +4,9 @@
  * builds each page from a consistent snapshot; when a continue token expires
  * (410) the list starts over once from the beginning, as kubectl does.
  */
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
+import { asRecord, own } from '../json/record.js';
+import type { KubeClient } from '../kube/client.js';
+import { describeKubeError, httpStatusOf } from '../kube/errors.js';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 export const GATEWAY_VERSION = 'v1';
@@ -32,29 +33,22 @@ export type FetchGatewayPage = (
   continueToken: string | undefined,
 ) => Promise<{ readonly items: readonly unknown[]; readonly continueToken: string | undefined }>;
 
-interface ListBody {
-  readonly items?: unknown;
-  readonly metadata?: { readonly continue?: unknown };
-}
-
-export function gatewayPageFetcher(kc: KubeConfig, options: GatewayListOptions): FetchGatewayPage {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const base = {
-    group: GATEWAY_GROUP,
-    version: GATEWAY_VERSION,
-    plural: 'gateways',
-    limit: options.pageSize,
-  };
+/** Lists Gateways page by page through the kube client (`limit`, `continue`). */
+export function gatewayPageFetcher(client: KubeClient, options: GatewayListOptions): FetchGatewayPage {
+  const where = options.namespace === undefined ? '' : `/namespaces/${encodeURIComponent(options.namespace)}`;
+  const path = `/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}${where}/gateways`;
   return async (continueToken) => {
-    const request = continueToken === undefined ? base : { ...base, _continue: continueToken };
-    const call =
-      options.namespace === undefined
-        ? api.listCustomObjectForAllNamespaces(request)
-        : api.listNamespacedCustomObject({ ...request, namespace: options.namespace });
-    const body = (await withTimeout(call, options.timeoutMs, 'list Gateways')) as ListBody;
-    const items = Array.isArray(body.items) ? (body.items as unknown[]) : [];
-    const next = body.metadata?.continue;
-    return { items, continueToken: typeof next === 'string' && next !== '' ? next : undefined };
+    const query: Record<string, string> = { limit: String(options.pageSize) };
+    if (continueToken !== undefined) query['continue'] = continueToken;
+    const body = asRecord(
+      await client.json({ path, query, timeoutMs: options.timeoutMs, what: 'list Gateways' }),
+    );
+    const items = own(body, 'items');
+    const next = own(asRecord(own(body, 'metadata')), 'continue');
+    return {
+      items: Array.isArray(items) ? (items as unknown[]) : [],
+      continueToken: typeof next === 'string' && next !== '' ? next : undefined,
+    };
   };
 }
 

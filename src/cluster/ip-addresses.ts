@@ -4,10 +4,9 @@
  * a time when the rules need one (ip-lookup.ts). Nothing here lists or
  * watches them: memory stays the same whatever the number of Services.
  */
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { IPAddressHolder } from '../rules/index.js';
+import type { KubeClient } from '../kube/client.js';
 import { ipAddressGetter } from './ip-get.js';
 import {
   createAllocationLookup,
@@ -17,26 +16,9 @@ import {
 } from './ip-lookup.js';
 import { allocationLookupMetrics } from './ip-lookup-metrics.js';
 
-export interface IPAddressObject extends KubernetesObject {
-  spec?: {
-    parentRef?: { group?: string; resource?: string; namespace?: string; name?: string } | undefined;
-  };
-}
-
-/** The holder named by an IPAddress's parentRef; core-group parents have group "". */
-export function holderFromIPAddress(obj: IPAddressObject | undefined): IPAddressHolder | undefined {
-  const ref = obj?.spec?.parentRef;
-  if (!ref || typeof ref.resource !== 'string' || typeof ref.name !== 'string') return undefined;
-  return {
-    group: ref.group ?? '',
-    resource: ref.resource,
-    namespace: ref.namespace ?? '',
-    name: ref.name,
-  };
-}
-
 export interface AllocationLookupStart {
-  readonly kc: KubeConfig;
+  /** The API server's client (its pool should hold `concurrency` sockets). */
+  readonly client: KubeClient;
   readonly logger: Logger;
   /** Where the lookup metrics go; none registered without. */
   readonly registry?: Registry | undefined;
@@ -45,9 +27,10 @@ export interface AllocationLookupStart {
 
 /** On-demand IPAddress lookups against the kubeconfig's cluster. */
 export function startAllocationLookup(start: AllocationLookupStart): AllocationLookup {
-  const concurrency = start.options?.concurrency ?? DEFAULT_LOOKUP_OPTIONS.concurrency;
+  // The lookup's own signal ends a call at its deadline; the client's is a backstop a second later.
+  const backstopMs = (start.options?.timeoutMs ?? DEFAULT_LOOKUP_OPTIONS.timeoutMs) + 1_000;
   return createAllocationLookup({
-    get: ipAddressGetter(start.kc, concurrency),
+    get: ipAddressGetter(start.client, backstopMs),
     logger: start.logger,
     metrics: start.registry ? allocationLookupMetrics(start.registry) : undefined,
     options: start.options,

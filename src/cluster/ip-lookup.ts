@@ -13,6 +13,7 @@
  * server answers again.
  */
 import type { Logger } from 'pino';
+import { describeKubeError } from '../kube/errors.js';
 import type { AllocatedIPs } from '../rules/index.js';
 import { AnswerCache, type KnownAllocation } from './ip-answer-cache.js';
 import type { GetResult, IPAddressGetter } from './ip-get.js';
@@ -136,7 +137,7 @@ class LookupFetcher {
     } catch (err) {
       return signal.aborted
         ? { kind: 'error', reason: this.timeoutText, detail: `GET ipaddresses/${name} timed out` }
-        : { kind: 'error', reason: unreachable(err), detail: oneLine(err) };
+        : { kind: 'error', reason: unreachable(err), detail: describeKubeError(err) };
     } finally {
       this.slots.release();
     }
@@ -277,11 +278,4 @@ function describeLookup(
 function unreachable(err: unknown): string {
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? `API server unreachable (${code})` : 'API server unreachable';
-}
-
-function oneLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: unknown } | undefined)?.code;
-  const first = text.split('\n')[0] ?? '';
-  return typeof code === 'string' && !first.includes(code) ? `${first} (${code})` : first;
 }

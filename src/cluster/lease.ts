@@ -8,13 +8,13 @@
  * (409 Conflict for the other). A leader that cannot renew steps down when its
  * own lease would have expired, before anyone else can take it.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeKubeError, httpStatusOf } from './errors.js';
-import { requestJson } from './raw-get.js';
+import { asRecord, own, type JsonRecord } from '../json/record.js';
+import type { KubeClient } from '../kube/client.js';
+import { describeKubeError, httpStatusOf } from '../kube/errors.js';
 
 export interface LeaseOptions {
-  readonly kc: KubeConfig;
+  readonly client: KubeClient;
   readonly namespace: string;
   readonly name: string;
   /** This replica (the pod name). */
@@ -36,16 +36,44 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
+interface LeaseSpec {
+  readonly holderIdentity?: string | undefined;
+  readonly leaseDurationSeconds?: number | undefined;
+  readonly acquireTime?: string | undefined;
+  readonly renewTime?: string | undefined;
+  readonly leaseTransitions?: number | undefined;
+}
+
+/** A Lease as read: the object as sent (written back whole) and its spec's fields. */
 interface LeaseObject {
-  metadata: { name: string; namespace: string; resourceVersion?: string; [key: string]: unknown };
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    leaseTransitions?: number;
+  readonly object: JsonRecord;
+  readonly spec: LeaseSpec;
+}
+
+function stringAt(record: JsonRecord | undefined, key: string): string | undefined {
+  const value = own(record, key);
+  return typeof value === 'string' ? value : undefined;
+}
+
+function numberAt(record: JsonRecord | undefined, key: string): number | undefined {
+  const value = own(record, key);
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** The answer read as a Lease; fields of the wrong type read as absent. */
+function readLease(answer: unknown): LeaseObject {
+  const object = asRecord(answer) ?? {};
+  const spec = asRecord(own(object, 'spec'));
+  return {
+    object,
+    spec: {
+      holderIdentity: stringAt(spec, 'holderIdentity'),
+      leaseDurationSeconds: numberAt(spec, 'leaseDurationSeconds'),
+      acquireTime: stringAt(spec, 'acquireTime'),
+      renewTime: stringAt(spec, 'renewTime'),
+      leaseTransitions: numberAt(spec, 'leaseTransitions'),
+    },
   };
-  [key: string]: unknown;
 }
 
 /** RFC 3339 with microseconds, as MicroTime is written. */
@@ -54,10 +82,10 @@ function microTime(ms: number): string {
 }
 
 function expired(lease: LeaseObject, now: number): boolean {
-  const holder = lease.spec?.holderIdentity;
+  const holder = lease.spec.holderIdentity;
   if (!holder) return true;
-  const renewed = Date.parse(lease.spec?.renewTime ?? '');
-  const duration = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
+  const renewed = Date.parse(lease.spec.renewTime ?? '');
+  const duration = (lease.spec.leaseDurationSeconds ?? 0) * 1000;
   return !Number.isFinite(renewed) || renewed + duration < now;
 }
 
@@ -80,19 +108,17 @@ class LeaseStore {
   /** The Lease, or undefined when there is none yet. */
   async read(): Promise<LeaseObject | undefined> {
     try {
-      return (await requestJson(this.opts.kc, 'GET', this.path, {
-        timeoutMs: this.timeoutMs,
-      })) as LeaseObject;
+      return readLease(await this.opts.client.json({ path: this.path, timeoutMs: this.timeoutMs }));
     } catch (err) {
       if (httpStatusOf(err) === 404) return undefined;
       throw err;
     }
   }
 
-  async write(method: 'POST' | 'PUT', body: LeaseObject): Promise<boolean> {
+  async write(method: 'POST' | 'PUT', body: JsonRecord): Promise<boolean> {
     try {
-      const where = method === 'POST' ? this.collection : this.path;
-      await requestJson(this.opts.kc, method, where, { body, timeoutMs: this.timeoutMs });
+      const path = method === 'POST' ? this.collection : this.path;
+      await this.opts.client.json({ method, path, body, timeoutMs: this.timeoutMs });
       return true;
     } catch (err) {
       if (httpStatusOf(err) === 409) return false;
@@ -139,7 +165,7 @@ class Elector {
     this.opts.onChange?.(value);
   }
 
-  private spec(t: number, transitions: number, acquired: string): NonNullable<LeaseObject['spec']> {
+  private spec(t: number, transitions: number, acquired: string): LeaseSpec {
     return {
       holderIdentity: this.opts.identity,
       leaseDurationSeconds: Math.ceil(this.duration / 1000),
@@ -164,11 +190,11 @@ class Elector {
 
   /** Our Lease: renew it; someone else's expired one: take it over. */
   private async renewOrTake(lease: LeaseObject, t: number): Promise<Round> {
-    const previous = lease.spec?.holderIdentity;
+    const previous = lease.spec.holderIdentity;
     const mine = previous === this.opts.identity;
-    const transitions = (lease.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1);
-    const acquired = mine ? (lease.spec?.acquireTime ?? microTime(t)) : microTime(t);
-    const ok = await this.store.write('PUT', { ...lease, spec: this.spec(t, transitions, acquired) });
+    const transitions = (lease.spec.leaseTransitions ?? 0) + (mine ? 0 : 1);
+    const acquired = mine ? (lease.spec.acquireTime ?? microTime(t)) : microTime(t);
+    const ok = await this.store.write('PUT', { ...lease.object, spec: this.spec(t, transitions, acquired) });
     if (!ok) return { leader: false, why: 'lost a race for the lease', holder: previous };
     this.lastRenew = t;
     const why = mine ? 'renewed' : `took over an expired lease from ${previous || 'nobody'}`;
@@ -179,7 +205,7 @@ class Elector {
     const t = this.now();
     const lease = await this.store.read();
     if (!lease) return this.create(t);
-    const holder = lease.spec?.holderIdentity;
+    const holder = lease.spec.holderIdentity;
     if (holder !== this.opts.identity && !expired(lease, t))
       return { leader: false, why: `held by ${holder ?? 'nobody'}`, holder };
     return this.renewOrTake(lease, t);
@@ -204,10 +230,10 @@ class Elector {
     if (!this.leader) return;
     try {
       const lease = await this.store.read();
-      if (lease?.spec?.holderIdentity === this.opts.identity)
+      if (lease?.spec.holderIdentity === this.opts.identity)
         await this.store.write('PUT', {
-          ...lease,
-          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 },
+          ...lease.object,
+          spec: { ...asRecord(own(lease.object, 'spec')), holderIdentity: '', leaseDurationSeconds: 1 },
         });
     } catch {
       // Best effort: the lease expires by itself.

@@ -8,7 +8,9 @@ import type { Logger } from 'pino';
 import { DEV_SERVICE_CIDR } from '../config/serve.js';
 import type { ServiceRanges } from '../rules/index.js';
 import { flagRanges, FLAG_SOURCE } from './flag-source.js';
+import { kubeClient, type KubeClient } from '../kube/client.js';
 import { startAllocationLookup } from './ip-addresses.js';
+import { DEFAULT_LOOKUP_OPTIONS } from './ip-lookup.js';
 import {
   findKubeconfig,
   loadKubeconfig,
@@ -16,13 +18,13 @@ import {
   oneLine,
   type KubeconfigOptions,
   type LoadedKubeconfig,
-} from './kubeconfig.js';
+} from '../kube/kubeconfig.js';
 import { clusterMetrics, type ClusterMetrics } from './metrics.js';
 import type { SelectDeps } from './select.js';
 import { SERVICE_CIDR_FLAG_HINT, startServiceCidrWatch } from './service-cidrs.js';
 import { devDefaultSources, staticRangeSource, staticSources } from './static-source.js';
 import type { ClusterSources, RangeSource } from './types.js';
-import type { BackoffOptions } from './watch.js';
+import type { BackoffOptions } from '../kube/watch.js';
 
 function unavailable(reason: string): ClusterSources {
   const ranges: RangeSource = {
@@ -57,7 +59,7 @@ function flagRangesWithAllocatedIPs(
     return staticSources(flagged, FLAG_SOURCE);
   }
   const ips = startAllocationLookup({
-    kc: loaded.kc,
+    client: lookupClient(loaded, deps),
     logger: log,
     registry: deps.registry,
     options: deps.lookup,
@@ -114,6 +116,13 @@ export function liveClusterSources(deps: SelectDeps, log: Logger): ClusterSource
   return startClusterSources(loaded, config.checkAllocatedIps !== false, started, deps);
 }
 
+/** The lookups' own client: a pool as large as their concurrency, so a burst never waits for a socket. */
+function lookupClient(loaded: LoadedKubeconfig, deps: SelectDeps): KubeClient {
+  return kubeClient(loaded.kc, {
+    maxSockets: deps.lookup?.concurrency ?? DEFAULT_LOOKUP_OPTIONS.concurrency,
+  });
+}
+
 function tryLoad(options: KubeconfigOptions, log: Logger): LoadedKubeconfig | undefined {
   try {
     return loadKubeconfig(options);
@@ -136,10 +145,15 @@ function startClusterSources(
     'service ranges: watching the ServiceCIDR objects of the cluster',
   );
   const ips = checkAllocatedIps
-    ? startAllocationLookup({ kc: loaded.kc, logger: log, registry: deps.registry, options: deps.lookup })
+    ? startAllocationLookup({
+        client: lookupClient(loaded, deps),
+        logger: log,
+        registry: deps.registry,
+        options: deps.lookup,
+      })
     : undefined;
   const ranges = startServiceCidrWatch({
-    kc: loaded.kc,
+    client: kubeClient(loaded.kc),
     description: loaded.description,
     logger: log,
     metrics,

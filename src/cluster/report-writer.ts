@@ -9,7 +9,6 @@
  * list), the writer says so in one log line and does nothing more until a
  * later pass finds it served; the audit itself goes on either way.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { AuditResult } from '../audit/pass.js';
 import {
@@ -22,11 +21,12 @@ import {
   type ReportApi,
   type ReportObject,
 } from '../audit/reports.js';
-import { describeKubeError, httpStatusOf } from './errors.js';
-import { requestJson } from './raw-get.js';
+import { asRecord, own, type JsonRecord } from '../json/record.js';
+import type { KubeClient, KubeMethod } from '../kube/client.js';
+import { describeKubeError, httpStatusOf } from '../kube/errors.js';
 
 export interface ReportWriterOptions {
-  readonly kc: KubeConfig;
+  readonly client: KubeClient;
   readonly api: ReportApi;
   readonly logger: Logger;
   /** Per request; default 10 s. */
@@ -48,15 +48,45 @@ export interface ReportWriter {
   describe(): Readonly<Record<string, unknown>>;
 }
 
+/** One of our reports as listed: where it is, its resourceVersion, and the object as sent. */
 interface Stored {
-  metadata: {
-    name: string;
-    namespace: string;
-    resourceVersion?: string;
-    annotations?: Record<string, string>;
+  readonly namespace: string;
+  readonly resourceVersion: string | undefined;
+  readonly object: JsonRecord;
+}
+
+function stringAt(record: JsonRecord | undefined, key: string): string | undefined {
+  const value = own(record, key);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The reports of a list page named REPORT_NAME, read through json/record.ts. */
+function readPage(answer: unknown): { readonly items: Stored[]; readonly continueToken: string | undefined } {
+  const page = asRecord(answer);
+  const items: Stored[] = [];
+  const listed = own(page, 'items');
+  for (const item of Array.isArray(listed) ? (listed as unknown[]) : []) {
+    const object = asRecord(item);
+    const metadata = asRecord(own(object, 'metadata'));
+    const namespace = stringAt(metadata, 'namespace');
+    if (object && namespace !== undefined && stringAt(metadata, 'name') === REPORT_NAME)
+      items.push({ namespace, resourceVersion: stringAt(metadata, 'resourceVersion'), object });
+  }
+  const next = stringAt(asRecord(own(page, 'metadata')), 'continue');
+  return { items, continueToken: next || undefined };
+}
+
+/** The parts of a stored report that reportContent and seenTimestamps compare. */
+function comparable(stored: Stored): {
+  metadata: { annotations: unknown };
+  summary: unknown;
+  results: unknown;
+} {
+  return {
+    metadata: { annotations: own(asRecord(own(stored.object, 'metadata')), 'annotations') },
+    summary: own(stored.object, 'summary'),
+    results: own(stored.object, 'results'),
   };
-  summary?: unknown;
-  results?: unknown;
 }
 
 /**
@@ -116,8 +146,12 @@ class KubeReportWriter implements ReportWriter {
     return `${this.base}/namespaces/${encodeURIComponent(ns)}/${this.opts.api.plural}`;
   }
 
-  private request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, extra: object = {}) {
-    return requestJson(this.opts.kc, method, path, { timeoutMs: this.timeoutMs, ...extra });
+  private request(
+    method: KubeMethod,
+    path: string,
+    extra: { body?: unknown; query?: Record<string, string>; maxBodyBytes?: number } = {},
+  ) {
+    return this.opts.client.json({ method, path, timeoutMs: this.timeoutMs, ...extra });
   }
 
   /** Every report of ours, all namespaces, page by page. */
@@ -130,16 +164,14 @@ class KubeReportWriter implements ReportWriter {
         limit: String(LIST_PAGE),
         ...(token ? { continue: token } : {}),
       };
-      const page = (await this.request('GET', `${this.base}/${this.opts.api.plural}`, {
-        query,
-        maxBodyBytes: LIST_PAGE_MAX_BYTES,
-      })) as {
-        items?: Stored[];
-        metadata?: { continue?: string };
-      };
-      for (const item of page.items ?? [])
-        if (item.metadata?.name === REPORT_NAME) out.set(item.metadata.namespace, item);
-      token = page.metadata?.continue || undefined;
+      const page = readPage(
+        await this.request('GET', `${this.base}/${this.opts.api.plural}`, {
+          query,
+          maxBodyBytes: LIST_PAGE_MAX_BYTES,
+        }),
+      );
+      for (const item of page.items) out.set(item.namespace, item);
+      token = page.continueToken;
     } while (token);
     return out;
   }
@@ -160,11 +192,11 @@ class KubeReportWriter implements ReportWriter {
   }
 
   private async update(desired: ReportObject, stored: Stored, counts: Counts): Promise<void> {
-    if (reportContent(stored) === reportContent(desired)) {
+    if (reportContent(comparable(stored)) === reportContent(desired)) {
       counts.unchanged++;
       return;
     }
-    const metadata = { ...desired.metadata, resourceVersion: stored.metadata.resourceVersion };
+    const metadata = { ...desired.metadata, resourceVersion: stored.resourceVersion };
     const path = `${this.collection(desired.metadata.namespace)}/${REPORT_NAME}`;
     await this.request('PUT', path, { body: { ...desired, metadata } });
     counts.updated++;
@@ -182,7 +214,7 @@ class KubeReportWriter implements ReportWriter {
   private async sync(result: AuditResult, stored: Map<string, Stored>): Promise<Counts> {
     const counts = { ...NOTHING };
     const seen = new Map<string, number>();
-    for (const s of stored.values()) for (const [k, v] of seenTimestamps(s)) seen.set(k, v);
+    for (const s of stored.values()) for (const [k, v] of seenTimestamps(comparable(s))) seen.set(k, v);
     const nowSeconds = Math.floor((this.opts.now ?? Date.now)() / 1000);
     const desired = desiredReports(result, this.opts.api, { nowSeconds, seen });
     // One namespace failing (a conflict, a namespace being deleted) must not stop the others.

@@ -11,10 +11,10 @@ import type { Registry } from 'prom-client';
 import type { ServeConfig } from '../config/serve.js';
 import { flagSources } from './flag-source.js';
 import { devDefaultSources } from './static-source.js';
-import type { KubeconfigOptions } from './kubeconfig.js';
+import type { KubeconfigOptions } from '../kube/kubeconfig.js';
 import type { LookupOptions } from './ip-lookup.js';
 import type { ClusterSources } from './types.js';
-import type { BackoffOptions } from './watch.js';
+import type { BackoffOptions } from '../kube/watch.js';
 
 export interface SelectDeps {
   readonly config: ServeConfig;

@@ -3,13 +3,13 @@
  * v1, else v1beta1), watched live. The rules get one ServiceRanges built per
  * change, never per request.
  */
-import { NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { listResource, startResourceWatch, type BackoffOptions, type ResourceWatch } from '../kube/watch.js';
 import { ServiceRanges, type ServiceCidrInput } from '../rules/index.js';
 import type { ClusterMetrics } from './metrics.js';
 import type { RangeSource } from './types.js';
-import { startResourceWatch, type BackoffOptions, type ResourceWatch } from './watch.js';
 
 export const SERVICE_CIDR_FLAG_HINT =
   'set --service-cidr (ROUTABILITY_WEBHOOK_SERVICE_CIDR) to the service range of the cluster';
@@ -59,20 +59,21 @@ export function rangesFromServiceCidrs(objects: readonly ServiceCIDRObject[]): {
   return { ranges: all.ok ? all.ranges : ServiceRanges.empty, skipped };
 }
 
-/** List calls for ServiceCIDRs per API version. */
-export function serviceCidrLister(
-  kc: KubeConfig,
-): (version: string) => Promise<KubernetesListObject<ServiceCIDRObject>> {
-  const v1 = kc.makeApiClient(NetworkingV1Api);
-  const v1beta1 = kc.makeApiClient(NetworkingV1beta1Api);
-  return async (version) => {
-    const list = version === 'v1' ? await v1.listServiceCIDR() : await v1beta1.listServiceCIDR();
-    return list as KubernetesListObject<ServiceCIDRObject>;
-  };
+/** One list of the ServiceCIDRs of one API version (v1, v1beta1), in the wire form. */
+export function listServiceCidrs(
+  client: KubeClient,
+  version: string,
+  timeoutMs: number,
+): Promise<KubernetesListObject<ServiceCIDRObject>> {
+  return listResource<ServiceCIDRObject>(client, {
+    path: `/apis/networking.k8s.io/${version}/servicecidrs`,
+    timeoutMs,
+    what: `list ServiceCIDRs at ${client.server}`,
+  });
 }
 
 export interface ServiceCidrWatchOptions {
-  readonly kc: KubeConfig;
+  readonly client: KubeClient;
   /** Where the credentials came from and the server, for logs and /readyz. */
   readonly description: string;
   readonly logger: Logger;
@@ -135,11 +136,10 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
   const log = opts.logger;
   const tracker = rangesTracker(opts);
   const watch: ResourceWatch<ServiceCIDRObject> = startResourceWatch<ServiceCIDRObject>({
-    kc: opts.kc,
+    client: opts.client,
     group: 'networking.k8s.io',
     resource: 'servicecidrs',
     versions: ['v1', 'v1beta1'],
-    list: serviceCidrLister(opts.kc),
     onChange: () => tracker.update(watch),
     onAbsent: () =>
       log.error(

@@ -7,10 +7,11 @@ import pino from 'pino';
 import type { ServiceRanges } from '../rules/index.js';
 import type { RevisionDecision } from './crd-revision-decision.js';
 import { readGatewayCrdRevision } from './crd-revision.js';
-import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
+import { kubeClient, type KubeClient } from '../kube/client.js';
+import { describeKubeError, httpStatusOf } from '../kube/errors.js';
 import { startAllocationLookup } from './ip-addresses.js';
-import { loadKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
-import { rangesFromServiceCidrs, SERVICE_CIDR_FLAG_HINT, serviceCidrLister } from './service-cidrs.js';
+import { loadKubeconfig, type KubeconfigOptions } from '../kube/kubeconfig.js';
+import { listServiceCidrs, rangesFromServiceCidrs, SERVICE_CIDR_FLAG_HINT } from './service-cidrs.js';
 import type { AllocatedIPSource } from './types.js';
 
 export interface ClusterSnapshot {
@@ -35,15 +36,14 @@ type Loaded = ReturnType<typeof loadKubeconfig>;
 /** The ServiceCIDRs' ranges, from v1 or else v1beta1; throws a message naming the way out. */
 async function readRanges(
   loaded: Loaded,
+  client: KubeClient,
   timeoutMs: number,
 ): Promise<{ ranges: ServiceRanges; apiVersion: string }> {
   const where = `the Kubernetes API at ${loaded.server} (${loaded.description})`;
-  const listCidrs = serviceCidrLister(loaded.kc);
   for (const version of ['v1', 'v1beta1']) {
     let objects;
     try {
-      objects = (await withTimeout(listCidrs(version), timeoutMs, `list ServiceCIDRs at ${loaded.server}`))
-        .items;
+      objects = (await listServiceCidrs(client, version, timeoutMs)).items;
     } catch (err) {
       if (httpStatusOf(err) === 404) continue;
       throw new Error(
@@ -67,11 +67,12 @@ async function readRanges(
 /** Allocated-IP lookups, or undefined when the cluster serves no IPAddress API. */
 async function openAllocationLookup(
   loaded: Loaded,
+  client: KubeClient,
   timeoutMs: number,
 ): Promise<AllocatedIPSource | undefined> {
   // One probe (a GET no address answers) says whether lookups will work, as the list did before.
   const lookup = startAllocationLookup({
-    kc: loaded.kc,
+    client,
     logger: pino({ level: 'silent' }),
     options: { timeoutMs, probeAtStart: false, probeIntervalMs: 2 ** 31 - 1, askWhileUnavailable: true },
   });
@@ -87,18 +88,22 @@ async function openAllocationLookup(
 export async function readClusterSnapshot(options: SnapshotOptions = {}): Promise<ClusterSnapshot> {
   const loaded = loadKubeconfig(options);
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const { ranges, apiVersion } = await readRanges(loaded, timeoutMs);
-  const allocatedIPs = await openAllocationLookup(loaded, timeoutMs);
+  const client = kubeClient(loaded.kc);
+  let allocatedIPs: AllocatedIPSource | undefined;
   let gepRevision: RevisionDecision | undefined;
+  let ranges: Awaited<ReturnType<typeof readRanges>>;
   try {
-    if (options.readGepRevision)
-      gepRevision = await readGatewayCrdRevision(loaded.kc, loaded.server, timeoutMs);
+    ranges = await readRanges(loaded, client, timeoutMs);
+    allocatedIPs = await openAllocationLookup(loaded, client, timeoutMs);
+    if (options.readGepRevision) gepRevision = await readGatewayCrdRevision(client, timeoutMs);
   } catch (err) {
     await allocatedIPs?.close();
+    client.close();
     throw err;
   }
+  const { ranges: serviceRanges, apiVersion } = ranges;
   return {
-    ranges,
+    ranges: serviceRanges,
     ...(allocatedIPs ? { allocatedIPs } : {}),
     ...(gepRevision ? { gepRevision } : {}),
     source: `ServiceCIDR objects (${apiVersion}) from ${loaded.server}`,

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { selectRevisionSource, type RevisionSource } from '../cluster/crd-revision-source.js';
 import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
-import { devIgnoredKubeconfig } from '../cluster/dev-kubeconfig.js';
+import { devIgnoredKubeconfig } from '../kube/dev-kubeconfig.js';
 import { selectClusterSources } from '../cluster/select.js';
 import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';

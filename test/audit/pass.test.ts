@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/cluster/gateway-pages.js';
 import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
@@ -121,7 +122,7 @@ describe('gatewayPageFetcher against the fake API server', () => {
       kc.loadFromFile(fake.kubeconfigPath);
       const names = async (namespace?: string): Promise<string[]> => {
         const out: string[] = [];
-        const fetch = gatewayPageFetcher(kc, { namespace, pageSize: 10, timeoutMs: 5000 });
+        const fetch = gatewayPageFetcher(kubeClient(kc), { namespace, pageSize: 10, timeoutMs: 5000 });
         for await (const page of gatewayPages(fetch)) {
           expect(page.items.length).toBeLessThanOrEqual(10);
           for (const item of page.items) out.push((item as { metadata: { name: string } }).metadata.name);

@@ -6,7 +6,8 @@
  * Every write goes through the CRD schema, as the API server would judge it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadKubeconfig } from '../../src/cluster/kubeconfig.js';
+import { kubeClient } from '../../src/kube/client.js';
+import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import { startReportWriter } from '../../src/cluster/report-writer.js';
 import { auditPass, type AuditResult } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
@@ -44,7 +45,12 @@ async function setUp(mode: 'policyreport' | 'openreports', crd: ReportCrd) {
   const { logger, lines } = capturingLogger();
   const { kc } = loadKubeconfig({ kubeconfig: fake.kubeconfigPath, env: {} });
   let clock = 1_800_000_000_000;
-  const writer = startReportWriter({ kc, api: REPORT_APIS[mode], logger, now: () => clock });
+  const writer = startReportWriter({
+    client: kubeClient(kc),
+    api: REPORT_APIS[mode],
+    logger,
+    now: () => clock,
+  });
   return { store, lines, writer, tick: (ms: number) => (clock += ms) };
 }
 
@@ -166,7 +172,7 @@ describe('report writer failures', () => {
     }));
     const { logger, lines } = capturingLogger();
     const { kc } = loadKubeconfig({ kubeconfig: fake.kubeconfigPath, env: {} });
-    const writer = startReportWriter({ kc, api: REPORT_APIS.policyreport, logger });
+    const writer = startReportWriter({ client: kubeClient(kc), api: REPORT_APIS.policyreport, logger });
     const result = await audit([
       gateway('bad', 'a', { spec: [outside] }),
       gateway('good', 'b', { spec: [outside] }),

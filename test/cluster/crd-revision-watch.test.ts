@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadKubeconfig } from '../../src/cluster/kubeconfig.js';
+import { kubeClient } from '../../src/kube/client.js';
+import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -37,7 +38,7 @@ function start(kubeconfig: string): Started {
   const registry = new Registry();
   const loaded = loadKubeconfig({ kubeconfig });
   source = startGatewayCrdRevisionWatch({
-    kc: loaded.kc,
+    client: kubeClient(loaded.kc),
     description: loaded.description,
     logger,
     registry,

@@ -21,6 +21,12 @@ async function start(args: readonly string[] = [], lookup = {}): Promise<Harness
   });
   harnesses.push(h);
   await eventually(() => h.sources.ranges.readiness().ready, 'ranges ready');
+  // The ServiceCIDR watch opens its stream after the list: wait for it, so the lookups are the last requests.
+  if (!args.includes('--service-cidr'))
+    await eventually(
+      () => fake.requests.some((r) => r.path.endsWith('/servicecidrs') && r.query['watch'] === 'true'),
+      'the ServiceCIDR watch open',
+    );
   return h;
 }
 

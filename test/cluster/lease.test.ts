@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { kubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startLeaderElector, type LeaderElector } from '../../src/cluster/lease.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -24,7 +25,7 @@ function elector(
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const e = startLeaderElector({
-    kc,
+    client: kubeClient(kc),
     namespace: 'routability',
     name: 'audit',
     identity,

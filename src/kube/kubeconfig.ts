@@ -14,7 +14,9 @@ import {
   type KubeconfigOptions,
   type KubeconfigSource,
 } from './kubeconfig-source.js';
+import { oneLine } from './errors.js';
 
+export { oneLine } from './errors.js';
 export {
   describeKubeconfigSource,
   findKubeconfig,
@@ -76,10 +78,4 @@ export function loadKubeconfig(options: KubeconfigOptions = {}): LoadedKubeconfi
     server: cluster.server,
     description: `${describeKubeconfigSource(source)}, server ${cluster.server}`,
   };
-}
-
-/** The first line of an error's message, for logs and readiness reasons. */
-export function oneLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return (message.split('\n')[0] ?? '').slice(0, 300) || 'unknown error';
 }

@@ -15,8 +15,10 @@ import type {
   ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { Counter, Gauge } from 'prom-client';
+import { asRecord, own } from '../json/record.js';
+import type { KubeClient } from './client.js';
 import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
-import type { ClusterMetrics } from './metrics.js';
 
 export interface BackoffOptions {
   /** First delay after an error (default 500 ms). */
@@ -95,19 +97,63 @@ function makeStoppableInformer<T extends KubernetesObject>(
   };
 }
 
+/** The watch's own metrics (restarts, last sync), labelled by resource. */
+export interface WatchMetrics {
+  readonly watchRestarts: Counter<'resource'>;
+  readonly lastSync: Gauge<'resource'>;
+}
+
 export type WatchState = 'starting' | 'synced' | 'restarting' | 'absent' | 'stopped';
 
-export interface ResourceWatchOptions<T extends KubernetesObject> {
-  readonly kc: KubeConfig;
+/**
+ * A list answer as the informer takes it: its resourceVersion and the items
+ * that are objects (anything else in `items` is dropped). The objects' fields
+ * are all optional in T and read defensively by its users.
+ */
+export function listOf<T extends KubernetesObject>(answer: unknown): KubernetesListObject<T> {
+  const list = asRecord(answer);
+  const listed = own(list, 'items');
+  const items = (Array.isArray(listed) ? (listed as unknown[]) : []).filter((i) => asRecord(i) !== undefined);
+  const resourceVersion = own(asRecord(own(list, 'metadata')), 'resourceVersion');
+  return {
+    metadata: typeof resourceVersion === 'string' ? { resourceVersion } : {},
+    items: items as T[],
+  };
+}
+
+/** One list of `path` through the kube client, with the watch's field selector. */
+export async function listResource<T extends KubernetesObject>(
+  client: KubeClient,
+  request: {
+    readonly path: string;
+    readonly fieldSelector?: string | undefined;
+    readonly timeoutMs: number;
+    readonly what?: string;
+  },
+): Promise<KubernetesListObject<T>> {
+  const query: Record<string, string> = {};
+  if (request.fieldSelector !== undefined) query['fieldSelector'] = request.fieldSelector;
+  return listOf<T>(
+    await client.json({
+      path: request.path,
+      query,
+      timeoutMs: request.timeoutMs,
+      ...(request.what ? { what: request.what } : {}),
+    }),
+  );
+}
+
+export interface ResourceWatchOptions {
+  /** Lists go through it; the informer's watch uses its credentials. */
+  readonly client: KubeClient;
   readonly group: string;
   /** Plural resource name, e.g. `servicecidrs`; also the metrics label. */
   readonly resource: string;
   /** Versions to try, preferred first. */
   readonly versions: readonly string[];
-  readonly list: (version: string) => Promise<KubernetesListObject<T>>;
   /**
-   * Sent with every watch (e.g. `metadata.name=X`, which RBAC needs to authorise
-   * list and watch limited by resourceNames); `list` must apply the same one.
+   * Sent with every list and watch (e.g. `metadata.name=X`, which RBAC needs to
+   * authorise list and watch limited by resourceNames).
    */
   readonly fieldSelector?: string;
   /** Called (coalesced, after the informer's cache is updated) on every change and every (re)list. */
@@ -115,7 +161,7 @@ export interface ResourceWatchOptions<T extends KubernetesObject> {
   /** Called once each time every version answered 404. */
   readonly onAbsent?: () => void;
   readonly logger: Logger;
-  readonly metrics: ClusterMetrics;
+  readonly metrics: WatchMetrics;
   readonly backoff?: Partial<BackoffOptions>;
 }
 
@@ -168,7 +214,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   private emitPending = false;
   private absentLogged = false;
 
-  constructor(private readonly opts: ResourceWatchOptions<T>) {
+  constructor(private readonly opts: ResourceWatchOptions) {
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
     this.log = opts.logger.child({ resource: `${opts.resource}.${opts.group}` });
     // Present from the start (at 0), so rate() and alerts work before the first restart.
@@ -250,7 +296,16 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   /** The informer's list call: lists, and makes that list the data in use. */
   private lister(version: string, path: string, live: () => boolean, cache: () => ObjectCache<T>) {
     return async (): Promise<KubernetesListObject<T>> => {
-      const list = await withTimeout(this.opts.list(version), this.backoff.listTimeoutMs, `list ${path}`);
+      const list = await withTimeout(
+        listResource<T>(this.opts.client, {
+          path,
+          fieldSelector: this.opts.fieldSelector,
+          // The client's deadline is a backstop: the race below names the list.
+          timeoutMs: this.backoff.listTimeoutMs + 1_000,
+        }),
+        this.backoff.listTimeoutMs,
+        `list ${path}`,
+      );
       // Stopped meanwhile: fail, so the informer does not go on to open a watch.
       if (!live()) throw new Error(`${path}: informer stopped`);
       // The informer applies this list right after it resolves; the cache is complete by the emit.
@@ -276,7 +331,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     const path = `/apis/${this.opts.group}/${version}/${this.opts.resource}`;
     const live = (): boolean => gen === this.generation && this.watchState !== 'stopped';
     const made: { informer: Informer<T> & ObjectCache<T>; stop: () => void } = makeStoppableInformer<T>(
-      this.opts.kc,
+      this.opts.client.config,
       path,
       this.lister(version, path, live, (): ObjectCache<T> => made.informer),
       this.opts.fieldSelector,
@@ -349,10 +404,8 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   }
 }
 
-export function startResourceWatch<T extends KubernetesObject>(
-  opts: ResourceWatchOptions<T>,
-): ResourceWatch<T> {
-  const watcher = new ResourceWatcher(opts);
+export function startResourceWatch<T extends KubernetesObject>(opts: ResourceWatchOptions): ResourceWatch<T> {
+  const watcher = new ResourceWatcher<T>(opts);
   watcher.launch();
   return watcher;
 }
