@@ -75,7 +75,9 @@ export function transportOptions(
     // Shutdown: requests on open connections are still answered (with Connection: close);
     // a 503 would fail the apiserver's call and fall to failurePolicy for no reason.
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    // Idle connections are closed by the connection guard's drain (connections.ts), which
+    // replaces the sweep of server.close(): that sweep cuts answers still being written.
+    forceCloseConnections: false,
     clientErrorHandler: answerClientError,
     bodyLimit: maxBodyBytes,
     ...(https ? { https: httpsServerOptions(https) } : {}),

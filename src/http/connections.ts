@@ -18,6 +18,15 @@
  * - The handshake deadline (controller-runtime uses 32 s) applies twice: to
  *   the wait for the first bytes, and to the TLS handshake itself (Node's
  *   `handshakeTimeout`, set on the server options).
+ * - At shutdown the guard, not Node, closes the idle connections (drain()).
+ *   Node's own sweep, which `server.close()` runs, destroys every connection
+ *   whose answer has been ended, even when the answer's bytes are still on
+ *   their way out (TLS encrypts and writes them a moment later): the client
+ *   then sees its connection hang up after the server has logged the answer.
+ *   The drain closes a connection only when its last answer has been written
+ *   out and it has carried no request for DRAIN_IDLE_MS, and closes it with a
+ *   FIN after what it had to send. A connection in use meanwhile gets its
+ *   answers with `Connection: close` (app.ts) and is closed by Node after them.
  */
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -33,6 +42,14 @@ export const HANDSHAKE_TIMEOUT_MS = 32_000;
 const STALLED_HANDSHAKE_MS = 2_000;
 /** Idle this long, a keep-alive connection is parked rather than in use. */
 const LONG_IDLE_MS = 10_000;
+/**
+ * At shutdown, a connection idle this long is closed. A client in the middle
+ * of a series of requests sends its next one within moments and gets its
+ * answer with `Connection: close` instead of a closed connection.
+ */
+export const DRAIN_IDLE_MS = 1_000;
+/** How often the drain looks for connections that became idle enough. */
+const DRAIN_EVERY_MS = 100;
 
 export interface ConnectionLimits {
   readonly maxConnections: number;
@@ -48,6 +65,8 @@ export interface Tracked {
   /** When it last became idle (or was accepted). */
   since: number;
   tls?: TLSSocket;
+  /** Closed by the drain (once). */
+  drained?: boolean;
 }
 
 export interface ConnectionGuard {
@@ -67,6 +86,8 @@ interface Guard {
   readonly evicted: WeakSet<Socket>;
   /** Node's own TLS 'connection' listeners, called once the first bytes arrive. */
   readonly tlsListeners: ((socket: Socket) => void)[];
+  /** The drain's timer, once shutdown started. */
+  drainTimer?: NodeJS.Timeout;
 }
 
 export function guardConnections(
@@ -95,7 +116,48 @@ export function guardConnections(
     (request: { socket: TLSSocket }, response: { once(e: 'close', f: () => void): void }) =>
       answering(guard, request.socket, response),
   );
+  // server.close() calls this (Node 19+): the drain replaces Node's sweep.
+  (server as TlsServer & { closeIdleConnections: () => void }).closeIdleConnections = () => drain(guard);
   return { open: () => guard.tracked.size };
+}
+
+/**
+ * Shutdown: closes each connection once it is idle enough (DRAIN_IDLE_MS),
+ * now and every DRAIN_EVERY_MS until the listener has closed. Each sweep runs
+ * after the event loop's poll phase, so bytes of a request that had already
+ * arrived are read (and the connection counted busy) first.
+ */
+function drain(guard: Guard): void {
+  if (guard.drainTimer) return;
+  const sweep = () => {
+    const at = guard.now();
+    for (const t of guard.tracked.values())
+      if (t.busy === 0 && t.state !== 'handshaking' && !t.drained && at - t.since >= DRAIN_IDLE_MS)
+        closeIdle(t);
+  };
+  const later = () => void setImmediate(sweep);
+  later();
+  guard.drainTimer = setInterval(later, DRAIN_EVERY_MS);
+  guard.drainTimer.unref();
+  guard.server.once('close', () => clearInterval(guard.drainTimer));
+}
+
+/**
+ * An established connection is ended (its pending bytes, then TLS
+ * close_notify and a FIN) and destroyed if its peer does not close within
+ * DRAIN_IDLE_MS; one that has not sent a byte has nothing of ours to lose and
+ * is destroyed. (One in its handshake is left to finish it and send its
+ * request: the handshake deadline or the shutdown timeout bounds it.)
+ */
+function closeIdle(t: Tracked): void {
+  t.drained = true;
+  if (!t.tls) {
+    t.raw.destroy();
+    return;
+  }
+  const socket = t.tls;
+  socket.end();
+  setTimeout(() => socket.destroy(), DRAIN_IDLE_MS).unref();
 }
 
 const rawOf = (socket: TLSSocket) => (socket as TLSSocket & { _parent?: Socket })._parent;
