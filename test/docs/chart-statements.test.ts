@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findKubeconfig } from '../../src/cluster/kubeconfig-source.js';
+import { findKubeconfig } from '../../src/kube/kubeconfig-source.js';
 import { helmBinary, render, type K8sObject } from '../chart/helm.js';
 import { runCli } from '../support/server-process.js';
 import { docFiles, REPO } from './markdown.js';
