@@ -38,7 +38,7 @@ export const command = defineCommand({
   help: () =>
     helpText(
       'certs',
-      'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key).',
+      'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key) whose SANs are SERVICE,\nSERVICE.NAMESPACE, SERVICE.NAMESPACE.svc, SERVICE.NAMESPACE.svc.DOMAIN, and always localhost and\n127.0.0.1 (for local use), plus --extra-san.',
       CERTS_FLAGS,
     ),
   options: (flags: FlagValues<typeof CERTS_FLAGS>) => ({ ok: true, value: flags }),
