@@ -33,7 +33,9 @@ import {
   isCelMap,
   listType,
   mapType,
-  run,
+  celEnv,
+  parse,
+  plan,
   type CelFunc,
   type CelMap,
   type CelValue,
@@ -304,11 +306,35 @@ export const KUBE_FUNCS: readonly CelFunc[] = [
 export type CelOutcome =
   { readonly ok: true; readonly value: CelValue } | { readonly ok: false; readonly error: string };
 
+const ENV = celEnv({ funcs: [...KUBE_FUNCS] });
+const PLANS = new Map<string, ReturnType<typeof plan> | Error>();
+
+/** Parses and plans an expression once; a parse error is kept and reported at each evaluation. */
+function planned(expression: string): ReturnType<typeof plan> | Error {
+  let p = PLANS.get(expression);
+  if (p === undefined) {
+    try {
+      p = plan(ENV, parse(expression));
+    } catch (err) {
+      p = err instanceof Error ? err : new Error(String(err));
+    }
+    PLANS.set(expression, p);
+  }
+  return p;
+}
+
 /** Evaluates one expression in the Kubernetes environment; an evaluation error is a value, never thrown. */
 export function evalKubeCel(expression: string, bindings: Record<string, unknown>): CelOutcome {
-  const value = run(expression, bindings as never, { funcs: [...KUBE_FUNCS] });
+  const p = planned(expression);
+  if (p instanceof Error) return { ok: false, error: `parse: ${p.message}` };
+  let value: unknown;
+  try {
+    value = p(bindings as never);
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
   if (isCelError(value)) return { ok: false, error: value.message };
-  return { ok: true, value };
+  return { ok: true, value: value as CelValue };
 }
 
 /** A CEL list or map result as plain JS (lists to arrays, maps to objects), for assertions. */

@@ -1,0 +1,219 @@
+/**
+ * The ValidatingAdmissionPolicy generator: from the rule settings to the
+ * admissionregistration.k8s.io/v1 objects that enforce the engine's static
+ * rules inside the API server (Kubernetes ≥ 1.31 for the CEL IP and CIDR
+ * libraries). Pure: settings in, plain objects out.
+ *
+ * The rules run over one list per request (spec on CREATE/UPDATE of
+ * gateways, status on UPDATE of gateways/status), skip entries that are
+ * unchanged from the stored object as the engine ratchets them, and name the
+ * first offending entry's field in the catalogue's words. Findings that deny
+ * under every policy and findings of an `enforce` list go to the policy whose
+ * binding says Deny; those of a `warn` list to the one whose binding says Warn
+ * and Audit. The service ranges come from the params ConfigMap, never from
+ * literals, so a ServiceCIDR change needs no new policy.
+ */
+import type { RuleCode, ServiceRanges } from '../rules/index.js';
+import { RANGES, policyRules, sameEntry, type ListName, type PolicySettings, type RuleCel } from './rules.js';
+
+export { OUT_OF_SCOPE, type PolicySettings } from './rules.js';
+
+/** Where the objects live and what they are called. */
+export interface PolicyNames {
+  /** Prefix of the policies and bindings: `<name>-deny`, `<name>-warn`. */
+  readonly name: string;
+  /** The params ConfigMap. */
+  readonly paramsName: string;
+  readonly paramsNamespace: string;
+}
+
+export const DEFAULT_POLICY_NAMES: PolicyNames = {
+  name: 'gateway-routability',
+  paramsName: 'gateway-routability-params',
+  paramsNamespace: 'gateway-routability-webhook',
+};
+
+/** The params ConfigMap's keys: comma-separated canonical CIDRs. */
+export const PARAMS_KEYS = { serviceCIDRs: 'serviceCIDRs', terminatingCIDRs: 'terminatingCIDRs' } as const;
+
+export type PolicyAction = 'deny' | 'warn';
+type JsonObject = Record<string, unknown>;
+
+export interface GeneratedPolicy {
+  readonly action: PolicyAction;
+  readonly policy: JsonObject;
+  readonly binding: JsonObject;
+  /** The rule each of the policy's validations stands for, in order. */
+  readonly rules: readonly { readonly code: RuleCode; readonly list: ListName }[];
+}
+
+/** The CRD's maxItems: the policy indexes entries with this literal list. */
+const MAX_ADDRESSES = 16;
+const INDEXES = `[${Array.from({ length: MAX_ADDRESSES }, (_, i) => String(i)).join(', ')}]`;
+
+const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";
+
+/** The variables every policy shares: the lists under review, the stored ones, and the ranges. */
+function baseVariables(): { name: string; expression: string }[] {
+  const cidrs = (key: string) =>
+    `params != null && has(params.data) && ${JSON.stringify(key).replace(/"/g, "'")} in params.data ? ` +
+    `params.data.${key}.split(',').map(c, c.trim()).filter(c, isCIDR(c)) : []`;
+  return [
+    {
+      name: 'spec',
+      expression: `!${STATUS_REQUEST} && has(object.spec) && has(object.spec.addresses) ? object.spec.addresses : []`,
+    },
+    {
+      name: 'status',
+      expression: `${STATUS_REQUEST} && request.operation == 'UPDATE' && has(object.status) && has(object.status.addresses) ? object.status.addresses : []`,
+    },
+    {
+      name: 'oldSpec',
+      expression: `!${STATUS_REQUEST} && request.operation == 'UPDATE' && oldObject != null && has(oldObject.spec) && has(oldObject.spec.addresses) ? oldObject.spec.addresses : []`,
+    },
+    {
+      name: 'oldStatus',
+      expression: `${STATUS_REQUEST} && oldObject != null && has(oldObject.status) && has(oldObject.status.addresses) ? oldObject.status.addresses : []`,
+    },
+    { name: 'serviceCIDRs', expression: cidrs(PARAMS_KEYS.serviceCIDRs) },
+    { name: 'terminatingCIDRs', expression: cidrs(PARAMS_KEYS.terminatingCIDRs) },
+    { name: 'usableCIDRs', expression: `${RANGES.all}.filter(c, !(c in variables.terminatingCIDRs))` },
+  ];
+}
+
+/** `specClusterAddressOutsideServiceRange`: the variable holding one rule's per-entry findings. */
+const variableName = (rule: RuleCel) => `${rule.list}${rule.code}`;
+const oldList = (list: ListName) => (list === 'spec' ? 'variables.oldSpec' : 'variables.oldStatus');
+
+function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
+  const name = variableName(rule);
+  const unchanged = `${oldList(rule.list)}.exists(o, ${sameEntry('o', 'a', rule.list, revision)})`;
+  return [
+    { name, expression: `variables.${rule.list}.map(a, ${rule.predicate} && !${unchanged})` },
+    {
+      name: `${name}At`,
+      expression: `${INDEXES}.filter(i, i < size(variables.${name}) && variables.${name}[i])[0]`,
+    },
+  ];
+}
+
+function validation(rule: RuleCel) {
+  const name = variableName(rule);
+  const at = `variables.${name}At`;
+  const entry = `variables.${rule.list}[${at}]`;
+  const field = `'${rule.list}.addresses[' + string(${at}) + '].${rule.field}'`;
+  const { expression, fallback } = rule.message(entry, field);
+  return {
+    expression: `!variables.${name}.exists(found, found)`,
+    message: `${rule.list}.${fallback}`,
+    messageExpression: expression,
+    reason: 'Invalid',
+  };
+}
+
+/** Which policy a rule's findings belong to under the settings. */
+export function actionOf(rule: RuleCel, settings: PolicySettings): PolicyAction {
+  if (rule.severity === 'invalid') return 'deny';
+  const policy = rule.list === 'spec' ? settings.specPolicy : settings.statusPolicy;
+  return policy === 'enforce' ? 'deny' : 'warn';
+}
+
+const ANNOTATION = 'gateway-routability-webhook.io';
+
+function policyObject(
+  action: PolicyAction,
+  rules: readonly RuleCel[],
+  settings: PolicySettings,
+  names: PolicyNames,
+) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: {
+      name: `${names.name}-${action}`,
+      annotations: {
+        [`${ANNOTATION}/gep-revision`]: settings.revision,
+        [`${ANNOTATION}/rules`]: [...new Set(rules.map((r) => r.code))].join(','),
+      },
+    },
+    spec: {
+      failurePolicy: 'Fail',
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['gateway.networking.k8s.io'],
+            apiVersions: ['*'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['gateways', 'gateways/status'],
+          },
+        ],
+      },
+      variables: [...baseVariables(), ...rules.flatMap((r) => ruleVariables(r, settings.revision))],
+      validations: rules.map(validation),
+    },
+  };
+}
+
+function bindingObject(action: PolicyAction, names: PolicyNames) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: `${names.name}-${action}` },
+    spec: {
+      policyName: `${names.name}-${action}`,
+      validationActions: action === 'deny' ? ['Deny'] : ['Warn', 'Audit'],
+      paramRef: {
+        name: names.paramsName,
+        namespace: names.paramsNamespace,
+        // Without its ranges the policy cannot judge: a missing ConfigMap fails closed.
+        parameterNotFoundAction: 'Deny',
+      },
+    },
+  };
+}
+
+/** The policies (at most one Deny and one Warn+Audit) and their bindings for these settings. */
+export function generatePolicies(
+  settings: PolicySettings,
+  names: PolicyNames = DEFAULT_POLICY_NAMES,
+): GeneratedPolicy[] {
+  const rules = policyRules(settings);
+  const out: GeneratedPolicy[] = [];
+  for (const action of ['deny', 'warn'] as const) {
+    const mine = rules.filter((r) => actionOf(r, settings) === action);
+    if (mine.length === 0) continue;
+    out.push({
+      action,
+      policy: policyObject(action, mine, settings, names),
+      binding: bindingObject(action, names),
+      rules: mine.map((r) => ({ code: r.code, list: r.list })),
+    });
+  }
+  return out;
+}
+
+/** The params ConfigMap for a set of service ranges (canonical CIDRs, terminating ones listed again). */
+export function paramsConfigMap(ranges: ServiceRanges, names: PolicyNames = DEFAULT_POLICY_NAMES) {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: names.paramsName,
+      namespace: names.paramsNamespace,
+      labels: { 'app.kubernetes.io/managed-by': 'routability-webhook' },
+    },
+    data: paramsData(ranges),
+  };
+}
+
+/** The ConfigMap's data for a set of ranges: what serve writes when the ServiceCIDRs change. */
+export function paramsData(ranges: ServiceRanges): Record<string, string> {
+  return {
+    [PARAMS_KEYS.serviceCIDRs]: ranges.all.map((r) => r.cidr).join(','),
+    [PARAMS_KEYS.terminatingCIDRs]: ranges.all
+      .filter((r) => r.terminating)
+      .map((r) => r.cidr)
+      .join(','),
+  };
+}

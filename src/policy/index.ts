@@ -1,0 +1,14 @@
+/** The ValidatingAdmissionPolicy generator and its params: the `policy` command and serve use this module. */
+export {
+  actionOf,
+  DEFAULT_POLICY_NAMES,
+  generatePolicies,
+  OUT_OF_SCOPE,
+  PARAMS_KEYS,
+  paramsConfigMap,
+  paramsData,
+  type GeneratedPolicy,
+  type PolicyAction,
+  type PolicyNames,
+  type PolicySettings,
+} from './generate.js';

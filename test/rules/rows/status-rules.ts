@@ -1,0 +1,194 @@
+/** The status-rule table: test/rules/status-rules.test.ts runs it on the engine, test/policy on the generated policy. */
+import type { RuleContext } from '../../../src/rules/types.js';
+import { ranges, type Address } from '../../support/gateways.js';
+
+export interface Row {
+  name: string;
+  spec?: Address[];
+  status?: Address[];
+  conditions?: Address[];
+  want: string[];
+  notices?: string[];
+  ctx?: Partial<RuleContext>;
+}
+
+export const S0 = 'status.addresses[0]';
+export const programmedFalse = { type: 'Programmed', status: 'False', reason: 'AddressNotAssigned' };
+
+export const rows: Row[] = [
+  { name: 'honest Cluster', status: [{ value: '10.96.0.42', routability: 'Cluster' }], want: [] },
+  { name: 'honest External', status: [{ value: '203.0.113.10', routability: 'External' }], want: [] },
+  { name: 'unset outside range (read as External)', status: [{ value: '203.0.113.10' }], want: [] },
+  {
+    name: 'Cluster outside range is a lie',
+    status: [{ value: '192.168.7.7', routability: 'Cluster' }],
+    want: [`ClusterAddressOutsideServiceRange@${S0}.value`],
+  },
+  {
+    name: 'External inside range',
+    status: [{ value: '10.96.0.42', routability: 'External' }],
+    want: [`ExternalAddressInsideServiceRange@${S0}.value`],
+  },
+  {
+    name: 'unset inside range means External inside range',
+    status: [{ value: '10.96.0.42' }],
+    want: [`ExternalAddressInsideServiceRange@${S0}.value`],
+  },
+  {
+    name: 'unset IPv6 inside range',
+    status: [{ value: 'fd00:10:96::42' }],
+    want: [`ExternalAddressInsideServiceRange@${S0}.value`],
+  },
+  {
+    name: 'status Cluster inside a terminating range is still Cluster',
+    status: [{ value: '10.200.0.5', routability: 'Cluster' }],
+    ctx: { ranges: ranges('10.96.0.0/12', { cidr: '10.200.0.0/16', terminating: true }) },
+    want: [],
+  },
+  {
+    name: 'status network address is not checked for reservation',
+    status: [{ value: '10.96.0.0', routability: 'Cluster' }],
+    want: [],
+  },
+  {
+    name: 'unset cluster-domain hostname',
+    status: [{ type: 'Hostname', value: 'gw.apps.svc.cluster.local' }],
+    want: [`ExternalHostnameInClusterDomain@${S0}.value`],
+  },
+  {
+    name: 'malformed status routability',
+    status: [{ value: '10.96.0.42', routability: 'cluster' }],
+    want: [`RoutabilityUnsupported@${S0}.routability`],
+  },
+  {
+    name: 'domain-prefixed status is opaque',
+    status: [{ value: '10.96.0.42', routability: 'example.com/Internal' }],
+    want: [],
+  },
+  {
+    name: 'NamedAddress in status is opaque',
+    status: [{ type: 'NamedAddress', value: 'lb-1' }],
+    want: [],
+  },
+  {
+    name: 'public Cluster status address in a global service range: no warning',
+    status: [{ value: '8.8.0.9', routability: 'Cluster' }],
+    ctx: { ranges: ranges('8.8.0.0/16') },
+    want: [],
+  },
+  {
+    name: 'public Cluster status address in a non-global range warns',
+    status: [{ value: '11.0.0.9', routability: 'Cluster' }],
+    ctx: { ranges: ranges('10.0.0.0/7') },
+    want: [],
+    notices: [`ClusterAddressGloballyRoutable@${S0}.value`],
+  },
+
+  // Substitution (RoutabilityMismatch).
+  {
+    name: 'value requested as Cluster reported External',
+    spec: [{ value: '10.96.0.42', routability: 'Cluster' }],
+    status: [{ value: '10.96.0.42', routability: 'External' }],
+    want: [`ExternalAddressInsideServiceRange@${S0}.value`, `RoutabilityMismatch@${S0}.routability`],
+  },
+  {
+    name: 'value requested with another spelling is the same address',
+    spec: [{ value: 'fd00:10:96:0::42', routability: 'Cluster' }],
+    status: [{ value: 'fd00:10:96::42', routability: 'Cluster' }],
+    want: [],
+  },
+  {
+    name: 'every spec entry names Cluster, status reports External',
+    spec: [{ routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    want: [`RoutabilityMismatch@${S0}.routability`],
+  },
+  {
+    name: 'every spec entry names Cluster, status unset (External)',
+    spec: [{ routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10' }],
+    want: [`RoutabilityMismatch@${S0}.routability`],
+  },
+  {
+    name: 'one spec entry without routability lets anything through',
+    spec: [{ routability: 'Cluster' }, { type: 'IPAddress' }],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    want: [],
+  },
+  {
+    name: 'mixed request satisfied',
+    spec: [{ routability: 'Cluster' }, { routability: 'External' }],
+    status: [
+      { value: '10.96.0.42', routability: 'Cluster' },
+      { value: '203.0.113.10', routability: 'External' },
+    ],
+    want: [],
+  },
+  {
+    name: 'no spec addresses: any scope may be reported',
+    status: [{ value: '10.96.0.42', routability: 'Cluster' }],
+    want: [],
+  },
+
+  // AddressesAssigned consistency.
+  {
+    name: 'True/Assigned',
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: [],
+  },
+  {
+    name: 'False/PartiallyAssigned with message',
+    conditions: [
+      {
+        type: 'AddressesAssigned',
+        status: 'False',
+        reason: 'PartiallyAssigned',
+        message: 'spec.addresses[1]',
+      },
+    ],
+    want: [],
+  },
+  {
+    name: 'False/PartiallyAssigned without message',
+    conditions: [{ type: 'AddressesAssigned', status: 'False', reason: 'PartiallyAssigned', message: ' ' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].message'],
+  },
+  {
+    name: 'False/NotAssigned with Programmed=False/AddressNotAssigned',
+    conditions: [programmedFalse, { type: 'AddressesAssigned', status: 'False', reason: 'NotAssigned' }],
+    want: [],
+  },
+  {
+    name: 'False/NotAssigned while Programmed=True',
+    conditions: [
+      { type: 'Programmed', status: 'True', reason: 'Programmed' },
+      { type: 'AddressesAssigned', status: 'False', reason: 'NotAssigned' },
+    ],
+    want: ['AddressesAssignedInconsistent@status.conditions[1]'],
+  },
+  {
+    name: 'False/NotAssigned with no Programmed condition',
+    conditions: [{ type: 'AddressesAssigned', status: 'False', reason: 'NotAssigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0]'],
+  },
+  {
+    name: 'True/PartiallyAssigned is no valid pair',
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'PartiallyAssigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].reason'],
+  },
+  {
+    name: 'False/Assigned is no valid pair',
+    conditions: [{ type: 'AddressesAssigned', status: 'False', reason: 'Assigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].reason'],
+  },
+  {
+    name: 'Unknown/Pending is no valid pair',
+    conditions: [{ type: 'AddressesAssigned', status: 'Unknown', reason: 'Pending' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].reason'],
+  },
+  {
+    name: 'no AddressesAssigned condition',
+    conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }],
+    want: [],
+  },
+];
