@@ -87,6 +87,17 @@ describe('links and anchors', () => {
     );
   });
 
+  it("README's Documentation list links every page of docs/", () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const index = readme.slice(readme.indexOf('\n## Documentation\n'));
+    const listed = new Set([...index.matchAll(/\]\((docs\/[^)#]+\.md)\)/g)].map((m) => m[1]!));
+    const pages = docFiles().filter((d) => d.startsWith('docs/'));
+    expect(
+      pages.filter((p) => !listed.has(p)),
+      'add each page to the Documentation list at the end of README.md',
+    ).toEqual([]);
+  });
+
   it('the checker finds what it must (planted cases)', () => {
     const page = 'docs/planted.md';
     const text = [
