@@ -9,14 +9,16 @@
  * - with `--defaults`, Fastify with its defaults (https, keepAliveTimeout,
  *   bodyLimit, Fastify's own JSON parser): the framework's floor.
  *
- *   node fastify-server.js --cert tls.crt --key tls.key --port 0 [--defaults]
+ * - with `--transport` and/or `--body-reader`, the defaults plus only that part.
+ *
+ *   node fastify-server.js --cert tls.crt --key tls.key --port 0 [--defaults | --transport | --body-reader]
  *
  * Prints one JSON line `{"msg":"listening","port":N}`; exits on SIGTERM.
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { bareFastifyApp, defaultsFastifyApp } from './lib/bare-fastify.js';
+import { bareFastifyApp, defaultsFastifyApp, fastifyApp } from './lib/bare-fastify.js';
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +26,8 @@ const { values } = parseArgs({
     key: { type: 'string' },
     port: { type: 'string', default: '0' },
     defaults: { type: 'boolean', default: false },
+    transport: { type: 'boolean', default: false },
+    'body-reader': { type: 'boolean', default: false },
   },
 });
 if (!values.cert || !values.key) {
@@ -32,7 +36,12 @@ if (!values.cert || !values.key) {
 }
 
 const tls = { cert: readFileSync(values.cert), key: readFileSync(values.key) };
-const app = values.defaults ? defaultsFastifyApp(tls) : bareFastifyApp(tls);
+const app =
+  values.transport || values['body-reader']
+    ? fastifyApp(tls, { transport: values.transport, bodyReader: values['body-reader'] })
+    : values.defaults
+      ? defaultsFastifyApp(tls)
+      : bareFastifyApp(tls);
 
 app.listen({ port: Number(values.port), host: '127.0.0.1' }).then(
   () => {

@@ -12,7 +12,9 @@
  * --update-docs-chart, when the run's figures go into docs/benchmarks.md).
  *
  * Flags: --duration S (per server and round, default 5), --rounds N (3),
- * --connections N (32), --payloads a,b, --servers webhook,fastify,defaults,node,
+ * --connections N (32), --payloads a,b, --servers webhook,fastify,defaults,node
+ * (also: transport, body: Fastify defaults plus only the project's transport
+ * options or only its body reader),
  * --latency-connections 1,4 (empty: skip), --latency-duration S (3),
  * --max-load L (a round that ends with the 1-minute load average above L is
  * run again, at most --retries N times; default L = 2 × CPUs, N = 2),
@@ -88,13 +90,15 @@ const VARIANTS = new Map(
   }),
 );
 /** The servers, in the order of the first round. */
-const SERVERS = ['webhook', ...VARIANTS.keys(), 'fastify', 'defaults', 'node'];
+const SERVERS = ['webhook', ...VARIANTS.keys(), 'fastify', 'transport', 'body', 'defaults', 'node'];
 type ServerName = string;
 const selectedServers = new Set([...flags.servers.split(','), ...VARIANTS.keys()]);
 const LABEL: Record<ServerName, string> = {
   webhook: 'webhook',
   fastify: 'bare Fastify (project transport + body reader)',
   defaults: 'Fastify defaults',
+  transport: 'Fastify defaults + project transport options only',
+  body: 'Fastify defaults + project body reader only',
   node: 'raw node',
 };
 const SHORT: Record<ServerName, string> = { fastify: 'project', defaults: 'defaults' };
@@ -117,6 +121,8 @@ const PAIRS: readonly (readonly [ServerName, ServerName])[] = [
   ['defaults', 'node'],
   ['fastify', 'node'],
   ['fastify', 'defaults'],
+  ['transport', 'defaults'],
+  ['body', 'defaults'],
 ];
 const pairKey = ([a, b]: readonly [ServerName, ServerName]) => `${short(a)}/${short(b)}`;
 
@@ -369,6 +375,8 @@ async function main() {
     for (const [name, script, args] of [
       ['fastify', 'fastify-server.js', []],
       ['defaults', 'fastify-server.js', ['--defaults']],
+      ['transport', 'fastify-server.js', ['--transport']],
+      ['body', 'fastify-server.js', ['--body-reader']],
       ['node', 'baseline-server.js', []],
     ] as const)
       if (selectedServers.has(name))

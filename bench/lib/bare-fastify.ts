@@ -37,22 +37,34 @@ function routes(app: FastifyInstance): FastifyInstance {
   return app;
 }
 
-export function bareFastifyApp(https?: HttpsServerOptions): FastifyInstance {
-  const app = Fastify({ ...transportOptions(MAX_BODY_BYTES, https), logger: false });
-  registerBodyParsers(
-    app,
-    MAX_BODY_BYTES,
-    createBodyBudget({ ...DEFAULT_BODY_BUDGET, budgetBytes: SERVE_FLAGS['max-inflight-body-bytes'].default }),
-  );
+/**
+ * Fastify with its defaults, plus the project's transport options and/or body
+ * reader (both: `bareFastifyApp`), to measure each part on its own.
+ */
+export function fastifyApp(
+  https: HttpsServerOptions | undefined,
+  project: { readonly transport: boolean; readonly bodyReader: boolean },
+): FastifyInstance {
+  const app = Fastify({
+    ...(project.transport
+      ? transportOptions(MAX_BODY_BYTES, https)
+      : { ...(https ? { https } : {}), keepAliveTimeout: 120_000, bodyLimit: MAX_BODY_BYTES }),
+    logger: false,
+  });
+  if (project.bodyReader)
+    registerBodyParsers(
+      app as unknown as FastifyInstance,
+      MAX_BODY_BYTES,
+      createBodyBudget({
+        ...DEFAULT_BODY_BUDGET,
+        budgetBytes: SERVE_FLAGS['max-inflight-body-bytes'].default,
+      }),
+    );
   return routes(app as unknown as FastifyInstance);
 }
 
-export function defaultsFastifyApp(https?: HttpsServerOptions): FastifyInstance {
-  const app = Fastify({
-    ...(https ? { https } : {}),
-    keepAliveTimeout: 120_000,
-    bodyLimit: MAX_BODY_BYTES,
-    logger: false,
-  });
-  return routes(app as unknown as FastifyInstance);
-}
+export const bareFastifyApp = (https?: HttpsServerOptions): FastifyInstance =>
+  fastifyApp(https, { transport: true, bodyReader: true });
+
+export const defaultsFastifyApp = (https?: HttpsServerOptions): FastifyInstance =>
+  fastifyApp(https, { transport: false, bodyReader: false });

@@ -2,7 +2,7 @@
  * How deeply a JSON text nests, measured on the bytes before JSON.parse builds
  * anything. The apiserver's own decoder refuses more than 10,000 levels, so no
  * real review nests deeper, while a few megabytes of `[[[[…` would otherwise
- * become millions of arrays in memory. One pass, no allocation; brackets inside
+ * become millions of arrays in memory. No allocation; brackets inside
  * strings do not count. In UTF-8 every byte of a multi-byte character is ≥ 0x80,
  * so scanning bytes for `"`, `\`, brackets and braces is exact.
  */
@@ -26,6 +26,11 @@ export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
   // Every level takes a byte: a body no longer than the limit cannot pass it
   // (most real reviews, which are then not scanned at all).
   if (bytes.length <= limit) return false;
+  // Every level opens with a bracket: a body with no more than `limit` of them
+  // cannot pass it, brackets in strings included (every real review: 1,125 in a
+  // 39 KB update). Counted with indexOf (memchr), this is several times cheaper
+  // than the scan below, which then runs only for bodies that could be too deep.
+  if (openingBrackets(bytes, limit) <= limit) return false;
   let depth = 0;
   const n = bytes.length;
   for (let i = 0; i < n; i++) {
@@ -38,6 +43,15 @@ export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
     } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) depth--;
   }
   return false;
+}
+
+/** How many `[` and `{` bytes `bytes` holds, counting no further than `limit + 1`. */
+function openingBrackets(bytes: Uint8Array, limit: number): number {
+  let n = 0;
+  for (let at = bytes.indexOf(OPEN_OBJECT); at >= 0 && n <= limit; at = bytes.indexOf(OPEN_OBJECT, at + 1))
+    n++;
+  for (let at = bytes.indexOf(OPEN_ARRAY); at >= 0 && n <= limit; at = bytes.indexOf(OPEN_ARRAY, at + 1)) n++;
+  return n;
 }
 
 /**
