@@ -16,16 +16,15 @@
  * `none`), --variant NAME=PATH (another build's dist/cli/main.js, profiled
  * like the webhook), --keep DIR (keep the perf.data files and logs there).
  */
-import autocannon from 'autocannon';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { keepAliveAgent, post } from './lib/client.js';
+import { loadFor } from './lib/load.js';
 import { bucketPerfScript, PERF_BUCKETS, type PerfFigures } from './lib/perf-buckets.js';
-import { makeCerts, spawnBaseline, spawnWebhook, tempDir, type Child } from './lib/servers.js';
+import { makeCerts, spawnBaseline, spawnWebhook, tempDir } from './lib/servers.js';
 import { benchPayloads, type BenchPayload } from './payloads.js';
 
 const run = promisify(execFile);
@@ -47,25 +46,6 @@ const PERIOD_NS = 100_000;
 const VARIANTS = new Map(
   (flags.variant ?? []).map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)] as const),
 );
-
-async function loadFor(child: Child, p: BenchPayload, ca: string, seconds: number) {
-  const agent = keepAliveAgent(ca, 1);
-  const expectBody = (await post({ agent, port: child.port, path: `${p.path}?timeout=10s`, body: p.body }))
-    .body;
-  agent.destroy();
-  return autocannon({
-    url: `https://127.0.0.1:${child.port}${p.path}?timeout=10s`,
-    method: 'POST',
-    body: p.body,
-    headers: { 'content-type': 'application/json' },
-    connections: Number(flags.connections),
-    duration: seconds,
-    timeout: 10,
-    servername: 'localhost',
-    tlsOptions: { ca },
-    expectBody,
-  });
-}
 
 interface Measured {
   readonly server: string;
@@ -124,7 +104,10 @@ async function profileOne(
   const data = join(ctx.dir, `${p.name}-${server}.perf.data`);
   let requests: number;
   try {
-    await loadFor(child, p, ctx.ca, Number(flags.warmup));
+    await loadFor(child, p, ctx.ca, {
+      seconds: Number(flags.warmup),
+      connections: Number(flags.connections),
+    });
     const perf = spawn(
       'perf',
       ['record', '-q', '-e', 'cpu-clock', '-c', String(PERIOD_NS), '-g', '-p', String(child.pid), '-o', data],
@@ -132,7 +115,10 @@ async function profileOne(
     );
     const stopped = new Promise((done) => perf.once('exit', done));
     await new Promise((r) => setTimeout(r, 300));
-    const result = await loadFor(child, p, ctx.ca, Number(flags.duration));
+    const result = await loadFor(child, p, ctx.ca, {
+      seconds: Number(flags.duration),
+      connections: Number(flags.connections),
+    });
     perf.kill('SIGINT');
     await stopped;
     requests = result.requests.total ?? 0;

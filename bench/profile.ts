@@ -11,14 +11,13 @@
  * --connections N (32), --node-args "…" (extra Node flags for the webhook),
  * --keep DIR (keep the .cpuprofile files there).
  */
-import autocannon from 'autocannon';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUCKETS, bucketProfile, type BucketFigures, type CpuProfile } from './lib/buckets.js';
-import { keepAliveAgent, post } from './lib/client.js';
-import { cpuMsOf, makeCerts, spawnBaseline, spawnWebhook, tempDir, type Child } from './lib/servers.js';
+import { loadFor } from './lib/load.js';
+import { cpuMsOf, makeCerts, spawnBaseline, spawnWebhook, tempDir } from './lib/servers.js';
 import { benchPayloads, type BenchPayload } from './payloads.js';
 
 const { values: flags } = parseArgs({
@@ -40,25 +39,6 @@ interface Measured {
   readonly requests: number;
   readonly cpuUsPerReview: number;
   readonly buckets: BucketFigures;
-}
-
-async function loadFor(child: Child, p: BenchPayload, ca: string, seconds: number) {
-  const agent = keepAliveAgent(ca, 1);
-  const expectBody = (await post({ agent, port: child.port, path: `${p.path}?timeout=10s`, body: p.body }))
-    .body;
-  agent.destroy();
-  return autocannon({
-    url: `https://127.0.0.1:${child.port}${p.path}?timeout=10s`,
-    method: 'POST',
-    body: p.body,
-    headers: { 'content-type': 'application/json' },
-    connections: Number(flags.connections),
-    duration: seconds,
-    timeout: 10,
-    servername: 'localhost',
-    tlsOptions: { ca },
-    expectBody,
-  });
 }
 
 async function profileOne(
@@ -93,10 +73,13 @@ async function profileOne(
   let requests: number;
   let cpuMs: number;
   try {
-    await loadFor(child, p, ca, 1);
+    await loadFor(child, p, ca, { seconds: 1, connections: Number(flags.connections) });
     const cpu0 = cpuMsOf(child.pid);
     from = Number(process.hrtime.bigint() / 1000n);
-    const result = await loadFor(child, p, ca, Number(flags.duration));
+    const result = await loadFor(child, p, ca, {
+      seconds: Number(flags.duration),
+      connections: Number(flags.connections),
+    });
     to = Number(process.hrtime.bigint() / 1000n);
     cpuMs = cpuMsOf(child.pid) - cpu0;
     requests = result.requests.total ?? 0;
