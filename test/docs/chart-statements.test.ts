@@ -93,6 +93,19 @@ describe.skipIf(noHelm !== undefined)('RBAC: the chart README table is what the 
   }, 120_000);
 });
 
+describe("upgrading.md: the chart's version has its row", () => {
+  it('the values table of upgrading.md names the version in Chart.yaml', () => {
+    const version = /^version: *"?([^"\s]+)"?$/m.exec(
+      read('charts/gateway-routability-webhook/Chart.yaml'),
+    )![1]!;
+    const rows = tableAfter(read('docs/upgrading.md'), '### Values added or renamed, by chart version');
+    expect(
+      rows.map((r) => r[0]),
+      'a new chart version lists its added, renamed and removed values in docs/upgrading.md',
+    ).toContain(version);
+  });
+});
+
 describe('requests_total codes: metrics.md and the errors alert list every error answer', () => {
   it("the `code` values are messages.md's error answers on the webhook paths, plus 500", () => {
     const answers = read('docs/messages.md')
