@@ -116,4 +116,56 @@ describe('startAuditLoop', () => {
     expect(loop.lastResult()!.gateways).toBe(1);
     expect(loop.describe()['lastError']).toContain('HTTP 403');
   });
+
+  it('never runs two passes at once: triggers during a pass queue exactly one more', async () => {
+    const registry = new Registry();
+    const { logger } = capturingLogger();
+    let inFlight = 0;
+    let most = 0;
+    let passes = 0;
+    const gates: (() => void)[] = [];
+    const release = () => gates.shift()?.();
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      inputsPollMs: 3_600_000,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        passes++;
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          // Each pass holds its listing open until the test lets it go.
+          await new Promise<void>((r) => gates.push(r));
+          yield { items: [gateway('a', 'g', {})], page: 1, restarted: false };
+        } finally {
+          inFlight--;
+        }
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      inputs: () => 'same',
+      metrics: auditMetrics(registry),
+      logger,
+    });
+    try {
+      await until(() => passes === 1, 'the first pass');
+      // Triggers while it runs, spaced wider than the debounce.
+      for (const reason of ['one', 'two', 'three']) {
+        loop.trigger(reason);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      expect([passes, most]).toEqual([1, 1]);
+      release();
+      await until(() => passes === 2, 'the queued pass');
+      await new Promise((r) => setTimeout(r, 100));
+      expect([passes, most]).toEqual([2, 1]);
+      release();
+      await until(() => loop!.lastResult() !== undefined && inFlight === 0, 'the queued pass to end');
+      // Nothing more was queued: the three triggers made one pass, not three.
+      await new Promise((r) => setTimeout(r, 100));
+      expect([passes, most]).toEqual([2, 1]);
+    } finally {
+      // Passes still held (only when the test failed) must end for stop() to return.
+      while (gates.length > 0) release();
+    }
+  });
 });

@@ -113,4 +113,44 @@ describe('leader election over a Lease', () => {
     expect(a.describe()['lastError']).toBeTruthy();
     fake = await FakeApiServer.start(); // for afterEach
   });
+
+  it('steps down once duration − renew interval has passed since its last renewal, not later', async () => {
+    // A clock the test moves: the elector's rounds run every 100 ms of real time, but the
+    // lease's age is what the test says it is. Lease 3 s, renewal every 100 ms: the holder
+    // must step down from 2.9 s on, before the lease expires for others at 3 s.
+    let t = 1_000_000;
+    let looks = 0;
+    const kc = new KubeConfig();
+    kc.loadFromFile(fake.kubeconfigPath);
+    const a = startLeaderElector({
+      client: kubeClient(kc),
+      namespace: 'routability',
+      name: 'audit',
+      identity: 'pod-a',
+      logger: capturingLogger().logger,
+      leaseDurationMs: 3_000,
+      renewEveryMs: 100,
+      now: () => (looks++, t),
+    });
+    electors.push(a);
+    await until(() => a.isLeader(), 'pod-a leading');
+    const renewedAt = t;
+    await fake.close();
+    /** Lets the elector run a few rounds at time `at` (each round reads the clock). */
+    const roundsAt = async (at: number) => {
+      t = at;
+      const from = looks;
+      await until(() => looks >= from + 6, `rounds at +${at - renewedAt} ms`);
+    };
+    await roundsAt(renewedAt + 2_000);
+    expect(a.isLeader(), 'still within its lease: keeps leading').toBe(true);
+    await roundsAt(renewedAt + 2_899);
+    expect(a.isLeader(), '1 ms before duration − renew interval').toBe(true);
+    await roundsAt(renewedAt + 2_950);
+    expect(a.isLeader(), 'past duration − renew interval, 50 ms before the lease expires for others').toBe(
+      false,
+    );
+    expect(String(a.describe()['lastError'])).not.toBe('');
+    fake = await FakeApiServer.start(); // for afterEach
+  });
 });

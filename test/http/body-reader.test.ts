@@ -254,6 +254,28 @@ describe('readJsonBodyWithin', () => {
     expect(httpError((await answer).err).statusCode).toBe(413);
   });
 
+  it('releases the reservation after a failed read too: broken stream, closed connection, not JSON, too deep', async () => {
+    const budget = budgetOf(10);
+    const failures: ((s: PassThrough) => void)[] = [
+      (s) => s.destroy(new Error('reset')),
+      (s) => s.destroy(),
+      (s) => s.end('not json'),
+      (s) => s.end('[[[[1]]]]'),
+    ];
+    for (const fail of failures) {
+      const { stream, answer } = within(budget, 8);
+      expect(budget.inFlight()).toBe(8);
+      fail(stream);
+      expect(httpError((await answer).err).statusCode).toBe(400);
+      expect(budget.inFlight()).toBe(0);
+    }
+    // So the next body still finds room at once, instead of a 429 after waitMs.
+    const next = within(budget, 8);
+    expect(budget.waiting()).toBe(0);
+    next.stream.end('{"a":1}');
+    expect((await next.answer).body).toEqual({ a: 1 });
+  });
+
   it('answers 429 (after reading the body) when no room comes within waitMs', async () => {
     const budget = budgetOf(10);
     const first = within(budget, 8);
