@@ -64,36 +64,53 @@ describe('release.yml', () => {
     expect(workflow.jobs.chart.needs).toBe('image');
   });
 
-  it('tags the image X.Y.Z and X.Y under the lower-cased owner, as docs/install.md says', async () => {
-    const step = workflow.jobs.image.steps.find((s: { name?: string }) => s.name === 'Tags');
+  /** A step's shell, run from the repository root as the runner runs it, with GITHUB_OUTPUT. */
+  async function step(job: string, name: string, env: Record<string, string>) {
+    const found = workflow.jobs[job].steps.find((s: { name?: string }) => s.name === name);
     const dir = mkdtempSync(join(tmpdir(), 'workflow-'));
     try {
       const output = join(dir, 'out');
       writeFileSync(output, '');
-      const env = {
-        ...process.env,
-        GITHUB_REF_NAME: 'v1.2.3',
-        GITHUB_REPOSITORY_OWNER: 'Some-Org',
-        GITHUB_OUTPUT: output,
-      };
-      expect((await run('bash', ['-ec', step.run], env)).code).toBe(0);
-      const image = 'ghcr.io/some-org/gateway-routability-webhook';
-      expect(readFileSync(output, 'utf8')).toBe(`tags=${image}:1.2.3,${image}:1.2\n`);
-      const install = readFileSync(join(REPO, 'docs', 'install.md'), 'utf8');
-      expect(install).toContain(
-        'pushes it to `ghcr.io/<owner>/gateway-routability-webhook` with the tags\n`X.Y.Z` and `X.Y`',
-      );
+      const r = await run('bash', ['-ec', found.run], { ...process.env, GITHUB_OUTPUT: output, ...env });
+      return { ...r, output: readFileSync(output, 'utf8') };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const OWNER = 'Gateway-Routability-Webhook';
+  const image = 'ghcr.io/gateway-routability-webhook/gateway-routability-webhook';
+
+  it("tags the image X.Y.Z and X.Y under the chart's image.repository, as docs/install.md says", async () => {
+    const tags = await step('image', 'Tags', {
+      GITHUB_REF_NAME: `v${chartVersion}`,
+      GITHUB_REPOSITORY_OWNER: OWNER,
+    });
+    expect(tags.code, tags.out).toBe(0);
+    const minor = chartVersion.split('.').slice(0, 2).join('.');
+    expect(tags.output).toContain(`tags=${image}:${chartVersion},${image}:${minor}\n`);
+    const charts = await step('chart', 'Coordinates', {
+      GITHUB_REF_NAME: `v${chartVersion}`,
+      GITHUB_REPOSITORY_OWNER: OWNER,
+    });
+    expect(charts.output).toContain('charts=oci://ghcr.io/gateway-routability-webhook/charts\n');
+    expect(JSON.stringify(workflow.jobs.chart.steps)).toContain('${{ steps.coordinates.outputs.charts }}');
+    expect(JSON.stringify(workflow.jobs.image.steps)).toContain('${{ steps.tags.outputs.tags }}');
+    const install = readFileSync(join(REPO, 'docs', 'install.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(install).toContain(`pushes it to \`${image}\` with the tags \`X.Y.Z\` and \`X.Y\``);
   });
 
-  it('refuses a tag that does not match the chart version and appVersion', async () => {
-    const step = workflow.jobs.test.steps.find((s: { name?: string }) => s.name === 'Tag matches the chart');
-    const check = (tag: string) => run('bash', ['-ec', step.run], { ...process.env, GITHUB_REF_NAME: tag });
+  it('refuses a tag that is not the version, and an image its owner cannot push', async () => {
+    const check = (tag: string, owner = OWNER) =>
+      step('test', 'Release coordinates', { GITHUB_REF_NAME: tag, GITHUB_REPOSITORY_OWNER: owner });
     expect((await check(`v${chartVersion}`)).code).toBe(0);
     const wrong = await check('v99.0.0');
     expect(wrong.code).toBe(1);
-    expect(wrong.out).toContain(`Chart.yaml has version ${chartVersion}`);
+    expect(wrong.out).toContain(`::error::tag v99.0.0 but the version is ${chartVersion}`);
+    const fork = await check(`v${chartVersion}`, 'someone-else');
+    expect(fork.code).toBe(1);
+    expect(fork.out).toContain('set it to ghcr.io/someone-else/gateway-routability-webhook');
+    expect(
+      (await step('image', 'Tags', { GITHUB_REF_NAME: 'v99.0.0', GITHUB_REPOSITORY_OWNER: OWNER })).code,
+    ).toBe(1);
   });
 });
