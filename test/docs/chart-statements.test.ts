@@ -93,6 +93,22 @@ describe.skipIf(noHelm !== undefined)('RBAC: the chart README table is what the 
   }, 120_000);
 });
 
+describe("operations.md: the dashboard's panels", () => {
+  it('the page gives the number of panels the dashboard has, and one name for each', () => {
+    const dashboard = JSON.parse(read('charts/gateway-routability-webhook/files/dashboard.json')) as {
+      panels: { type: string }[];
+    };
+    const panels = dashboard.panels.filter((p) => p.type !== 'row').length;
+    const sentence = /ships a dashboard with (\d+) panels: ([^;]*);/.exec(
+      read('docs/operations.md').replace(/\n/g, ' '),
+    );
+    expect(sentence, 'operations.md: "ships a dashboard with N panels: a, b, …;"').not.toBeNull();
+    expect(Number(sentence![1])).toBe(panels);
+    // One comma-separated name per panel ("memory and event loop lag" is one panel; the last "and" joins).
+    expect(sentence![2]!.replace(/, and /, ', ').split(', ').length).toBe(panels);
+  });
+});
+
 describe("upgrading.md: the chart's version has its row", () => {
   it('the values table of upgrading.md names the version in Chart.yaml', () => {
     const version = /^version: *"?([^"\s]+)"?$/m.exec(
