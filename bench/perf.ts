@@ -18,7 +18,7 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
@@ -59,12 +59,12 @@ function spawnServer(
   opts: { certs: { cert: string; key: string }; logFile: string; cpus?: string },
 ) {
   const here = dirname(fileURLToPath(import.meta.url));
-  // --perf-basic-prof also turns V8's log on: to /dev/null, not isolate-*.log in the working folder.
+  // --perf-basic-prof also turns V8's log on: one file in the temporary folder, not isolate-*.log here.
   const nodeArgs = [
     '--perf-basic-prof',
     '--interpreted-frames-native-stack',
     '--no-logfile-per-isolate',
-    '--logfile=/dev/null',
+    `--logfile=${join(tmpdir(), 'bench-perf-v8.log')}`,
   ];
   if (server === 'webhook' || VARIANTS.has(server))
     return spawnWebhook({ ...opts, logLevel: flags['log-level'], nodeArgs, cli: VARIANTS.get(server) });
