@@ -94,3 +94,21 @@ describe('one image', () => {
     );
   });
 });
+
+describe('LICENSE, CHANGELOG.md, SECURITY.md', () => {
+  it("LICENSE is the Apache License 2.0 that package.json's license names", () => {
+    expect((JSON.parse(read('package.json')) as { license: string }).license).toBe('Apache-2.0');
+    const license = read('LICENSE');
+    expect(license).toMatch(/^ +Apache License\n +Version 2\.0, January 2004\n/);
+    expect(license).toContain('END OF TERMS AND CONDITIONS');
+    expect(license).toContain('9. Accepting Warranty or Additional Liability.');
+  });
+
+  it("CHANGELOG.md has an entry for package.json's version, and SECURITY.md names its minor", () => {
+    expect(read('CHANGELOG.md')).toMatch(
+      new RegExp(`^## \\[${pkg.version.replaceAll('.', '\\.')}\\] - `, 'm'),
+    );
+    const minor = pkg.version.split('.').slice(0, 2).join('.');
+    expect(read('SECURITY.md')).toContain(`| ${minor}.x (newest) | yes |`);
+  });
+});
