@@ -21,6 +21,7 @@ import type * as AppModule from '../src/http/app.js';
 import type * as MetricsModule from '../src/http/metrics.js';
 import type * as StaticModule from '../src/cluster/static-source.js';
 import type * as NetworksModule from '../src/rules/networks.js';
+import type * as InputsModule from '../src/inputs/rule-inputs.js';
 import { bareFastifyApp } from './lib/bare-fastify.js';
 import { repoRoot, SERVICE_CIDRS } from './lib/servers.js';
 import { benchPayloads } from './payloads.js';
@@ -54,18 +55,21 @@ async function webhookApp(root: string): Promise<FastifyInstance> {
     { level: flags['log-level'], base: { app: 'routability-webhook' } },
     pino.default.destination({ dest: '/dev/null', sync: true }),
   );
+  const config = {
+    serviceCidrs: SERVICE_CIDRS.split(','),
+    clusterDomain: 'cluster.local',
+    allowedRoutability: undefined,
+    specPolicy: 'enforce',
+    statusPolicy: 'warn',
+    gepRevision: 'provisional',
+    maxBodyBytes: 7 * 1024 * 1024,
+  } as const;
+  const sources = staticSources(parsed.ranges, 'flags');
+  const { ruleInputs } = await load<typeof InputsModule>('inputs/rule-inputs.js');
   return buildApp({
-    config: {
-      serviceCidrs: SERVICE_CIDRS.split(','),
-      clusterDomain: 'cluster.local',
-      allowedRoutability: undefined,
-      specPolicy: 'enforce',
-      statusPolicy: 'warn',
-      gepRevision: 'provisional',
-      maxBodyBytes: 7 * 1024 * 1024,
-    },
+    config,
     logger,
-    sources: staticSources(parsed.ranges, 'flags'),
+    inputs: ruleInputs({ settings: config, sources }),
     metrics: createServerMetrics(new Registry()),
   });
 }

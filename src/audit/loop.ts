@@ -25,10 +25,8 @@ export interface AuditLoopDeps {
   readonly listPages: () => AsyncIterable<GatewayPage>;
   /** The judge for a pass, bound to the rule inputs in force now; undefined while they are unknown. */
   readonly judge: () => JudgeGateway | undefined;
-  /** Fingerprint of the rule inputs (ranges, revision, allocations); a change triggers a pass. */
-  readonly inputs: () => string;
-  /** How often `inputs` is compared (default 1 s). */
-  readonly inputsPollMs?: number;
+  /** Subscribes to changes of the rule inputs (ranges, revision): each triggers a pass; returns the unsubscribe. */
+  readonly onInputsChange?: (listener: () => void) => () => void;
   /** Whether this replica should audit now (it holds the audit lease); default always. */
   readonly leading?: () => boolean;
   /** After each successful pass of the leader (the report writer); its failures are its own to log. */
@@ -114,19 +112,6 @@ async function judgedPass(
   }
 }
 
-/** Compares the rule inputs' fingerprint every `inputsPollMs` (1 s); `onChange` when it differs. */
-function pollInputs(deps: AuditLoopDeps, onChange: () => void): NodeJS.Timeout {
-  let lastInputs = deps.inputs();
-  const poll = setInterval(() => {
-    const inputs = deps.inputs();
-    if (inputs === lastInputs) return;
-    lastInputs = inputs;
-    onChange();
-  }, deps.inputsPollMs ?? 1000);
-  poll.unref();
-  return poll;
-}
-
 /** For /readyz?verbose. */
 function describeLoop(
   deps: AuditLoopDeps,
@@ -189,7 +174,7 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
     else schedule('interval', deps.intervalMs);
   };
 
-  const poll = pollInputs(deps, () => schedule('rule inputs changed', deps.debounceMs));
+  const unsubscribe = deps.onInputsChange?.(() => schedule('rule inputs changed', deps.debounceMs));
 
   schedule('start', deps.debounceMs);
 
@@ -199,7 +184,7 @@ export function startAuditLoop(deps: AuditLoopDeps): AuditLoop {
     describe: () => describeLoop(deps, running !== undefined, last, lastError),
     async stop() {
       stopped = true;
-      clearInterval(poll);
+      unsubscribe?.();
       if (timer) clearTimeout(timer);
       await running;
     },

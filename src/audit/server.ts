@@ -6,8 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { RuleContext } from '../rules/index.js';
-import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type { RuleInputs } from '../inputs/rule-inputs.js';
 import type * as ClusterIndex from '../cluster/index.js';
 import { kubeClient, type KubeClient } from '../kube/client.js';
 import { findKubeconfig, NO_KUBECONFIG_REASON } from '../kube/kubeconfig-source.js';
@@ -26,12 +25,8 @@ export interface ServerAuditDeps {
   readonly kubeconfig: string | undefined;
   readonly logger: Logger;
   readonly registry: Registry;
-  /** The rule context admission uses now; undefined while the ranges are unknown. */
-  readonly contextNow: () => RuleContext | undefined;
-  /** The allocated-IP lookups admission uses, when the check is on. */
-  readonly allocations?: AllocationPrefetch | undefined;
-  /** Changes whenever the rule inputs change (ranges, revision, allocated-IP data). */
-  readonly inputsKey: () => string;
+  /** The rule inputs admission uses: the context in force, the allocated-IP lookups, their changes. */
+  readonly inputs: RuleInputs;
   /** Set when --dev ignored an unusable kubeconfig (devIgnoredKubeconfig): nothing to audit. */
   readonly noCluster?: string | undefined;
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
@@ -89,8 +84,8 @@ async function loadCluster(deps: ServerAuditDeps): Promise<
 
 /** The judge for a pass: admission's rule context now, or undefined while the ranges are unknown. */
 function judgeNow(deps: ServerAuditDeps) {
-  const ctx = deps.contextNow();
-  return ctx ? judgeWithContext(ctx, deps.allocations) : undefined;
+  const now = deps.inputs.current();
+  return now ? judgeWithContext(now.ctx, deps.inputs.prefetch) : undefined;
 }
 
 export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
@@ -127,7 +122,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     debounceMs: DEBOUNCE_MS,
     listPages: () => cluster.gatewayPages(fetch),
     judge: () => judgeNow(deps),
-    inputs: deps.inputsKey,
+    onInputsChange: (listener) => deps.inputs.onChange(listener),
     leading: () => elector.isLeader(),
     ...(writer ? { afterPass: (result) => writer.write(result) } : {}),
     metrics,

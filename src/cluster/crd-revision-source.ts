@@ -19,6 +19,8 @@ export interface RevisionSource {
   readiness(): { readonly ready: boolean; readonly reason?: string };
   /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
   describe(): Readonly<Record<string, unknown>>;
+  /** Calls `listener` when the revision in force changes; absent for a revision that never changes. */
+  onChange?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

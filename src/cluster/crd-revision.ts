@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
 import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from './crd-revision-decision.js';
+import { changeListeners } from './changes.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
 import type { RevisionSource } from './crd-revision-source.js';
 import { clusterMetrics } from './metrics.js';
@@ -106,6 +107,7 @@ export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): Revi
   let decision: RevisionDecision | undefined;
   let switchedAt: Date | undefined;
   let switches = 0;
+  const changes = changeListeners();
 
   opts.logger.info(
     { gepRevision: 'auto', crd: GATEWAY_CRD_NAME, cluster: opts.description },
@@ -126,6 +128,7 @@ export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): Revi
       switchedAt = new Date();
     }
     logDecision(opts.logger, before, next);
+    if (before?.revision !== next.revision) changes.emit();
   });
 
   return {
@@ -146,6 +149,7 @@ export function startGatewayCrdRevisionWatch(opts: GatewayCrdWatchOptions): Revi
       ...(switchedAt ? { lastSwitchAt: switchedAt.toISOString() } : {}),
       watch: watch.health(),
     }),
+    onChange: changes.add,
     close: () => watch.stop(),
   };
 }

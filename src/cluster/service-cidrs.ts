@@ -9,6 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import { listResource, startResourceWatch, type BackoffOptions, type ResourceWatch } from '../kube/watch.js';
 import { ServiceRanges, type ServiceCidrInput } from '../rules/index.js';
 import type { ClusterMetrics } from './metrics.js';
+import { changeListeners } from './changes.js';
 import type { RangeSource } from './types.js';
 
 export const SERVICE_CIDR_FLAG_HINT =
@@ -103,6 +104,7 @@ function rangesTracker(opts: ServiceCidrWatchOptions) {
   const log = opts.logger;
   let ranges: ServiceRanges | undefined;
   let reportedSkips = '';
+  const changes = changeListeners();
   const update = (watch: ResourceWatch<ServiceCIDRObject>): void => {
     const objects = watch.objects();
     if (!objects) return;
@@ -128,8 +130,9 @@ function rangesTracker(opts: ServiceCidrWatchOptions) {
       },
       before === undefined ? 'service ranges from the ServiceCIDR objects' : 'service ranges changed',
     );
+    changes.emit();
   };
-  return { update, ranges: () => ranges };
+  return { update, ranges: () => ranges, onChange: changes.add };
 }
 
 export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSource {
@@ -173,6 +176,7 @@ export function startServiceCidrWatch(opts: ServiceCidrWatchOptions): RangeSourc
         ...opts.extraDetail?.(),
       };
     },
+    onChange: tracker.onChange,
     close: () => watch.stop(),
   };
 }

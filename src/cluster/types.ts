@@ -9,6 +9,8 @@ export interface RangeSource {
   readiness(): { readonly ready: boolean; readonly reason?: string };
   /** Detail for /readyz?verbose: source, ranges, watch health. */
   describe(): Readonly<Record<string, unknown>>;
+  /** Calls `listener` when the ranges in force change; absent for ranges that never change. */
+  onChange?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

@@ -9,11 +9,8 @@
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import { answerReview, type Answer } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
-import { allocationPrefetch, type AllocationPrefetch } from '../cluster/allocation-prefetch.js';
-import type { RevisionSource } from '../cluster/crd-revision-source.js';
-import type { ClusterSources } from '../cluster/types.js';
-import { offlineRevision, ruleContext, type RuleSettings } from '../config/rules.js';
-import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
+import type { RuleInputs } from '../inputs/rule-inputs.js';
+import type { RuleContext } from '../rules/index.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import type { ServerMetrics } from './metrics.js';
 import type { ReviewRecorder } from './review-record.js';
@@ -22,10 +19,8 @@ import type { ReviewRecorder } from './review-record.js';
 export type Respond = (reply: FastifyReply, code: number, payload: string | object) => void;
 
 export interface AdmissionRoutesOptions {
-  readonly settings: RuleSettings;
-  readonly sources: ClusterSources;
-  /** The GEP-5093 revision in force; absent: --gep-revision read offline (auto = provisional). */
-  readonly revision?: RevisionSource | undefined;
+  /** The rule context in force, and why there is none while the inputs are unknown. */
+  readonly inputs: RuleInputs;
   readonly metrics: ServerMetrics;
   readonly recorders: (webhook: WebhookName) => ReviewRecorder;
   readonly respond: Respond;
@@ -38,46 +33,11 @@ export function parseTimeoutParam(value: unknown): number | undefined {
   return m ? Number(m[1]) * 1000 : undefined;
 }
 
-interface ContextNow {
-  readonly ctx: RuleContext;
-  readonly revision: GepRevision;
-}
-
-/**
- * One RuleContext per ranges snapshot and revision, not per request (a CRD
- * change that switches the revision takes effect on the next review);
- * undefined while the ranges or the revision are unknown.
- */
-export function contextOfNow(
-  settings: RuleSettings,
-  sources: ClusterSources,
-  revisionSource: RevisionSource | undefined,
-  prefetch?: AllocationPrefetch,
-): () => ContextNow | undefined {
-  const fixed = offlineRevision(settings.gepRevision);
-  let cached: { ranges: ServiceRanges; revision: GepRevision; ctx: RuleContext } | undefined;
-  return () => {
-    const ranges = sources.ranges.current();
-    const revision = revisionSource ? revisionSource.current() : fixed;
-    if (!ranges || !revision) return undefined;
-    if (cached?.ranges !== ranges || cached.revision !== revision)
-      cached = { ranges, revision, ctx: ruleContext(settings, ranges, prefetch?.recorder, revision) };
-    return cached;
-  };
-}
-
-/** Why reviews get 503: the ranges first (they were first), then the revision. */
-function notReadyReason(sources: ClusterSources, revision: RevisionSource | undefined): string {
-  if (!sources.ranges.current()) return sources.ranges.readiness().reason ?? 'service ranges unknown';
-  return revision?.readiness().reason ?? 'GEP-5093 revision unknown';
-}
-
 export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (app, options, done) => {
-  const { sources, metrics, recorders, respond } = options;
+  const { inputs, metrics, recorders, respond } = options;
   const decode = createReviewDecoder();
   // Allocated IPs are looked up only for the reviews whose rules ask (see allocation-prefetch.ts).
-  const prefetch = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
-  const contextNow = contextOfNow(options.settings, sources, options.revision, prefetch);
+  const prefetch = inputs.prefetch;
 
   // One listener shared by every request (a response closes once): no closure per request.
   const ended = () => metrics.inflight.dec();
@@ -93,9 +53,9 @@ export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (a
     // A plain (not async) handler: no promise per request on the hot path.
     app.post<{ Querystring: { timeout?: unknown } }>(`/${name}`, (request, reply) => {
       const started = process.hrtime.bigint();
-      const now = contextNow();
+      const now = inputs.current();
       if (!now) {
-        const reason = notReadyReason(sources, options.revision);
+        const reason = inputs.notReadyReason();
         record.failed(503);
         respond(reply, 503, { error: `not ready: ${reason}` });
         return;

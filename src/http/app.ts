@@ -8,9 +8,7 @@ import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import type { RevisionSource } from '../cluster/crd-revision-source.js';
-import type { ClusterSources } from '../cluster/types.js';
-import type { RuleSettings } from '../config/rules.js';
+import type { RuleInputs } from '../inputs/rule-inputs.js';
 import { admissionRoutes, parseTimeoutParam, type Respond } from './admission-routes.js';
 import { HttpError, readJsonBodyWithin } from './body.js';
 import { BODY_WAIT_MS, createBodyBudget, DEFAULT_BODY_BUDGET, type BodyBudget } from './body-budget.js';
@@ -22,11 +20,10 @@ import { createReviewRecorders, type ReviewRecorder } from './review-record.js';
 import { TLS_POLICY } from './tls.js';
 
 export interface AppDeps {
-  readonly config: RuleSettings & { readonly maxBodyBytes: number };
+  readonly config: { readonly maxBodyBytes: number };
   readonly logger: Logger;
-  readonly sources: ClusterSources;
-  /** The GEP-5093 revision in force; absent: --gep-revision read offline (auto = provisional). */
-  readonly revision?: RevisionSource;
+  /** What the rules read from the cluster (or the flags), built by server/. */
+  readonly inputs: RuleInputs;
   readonly metrics: ServerMetrics;
   /** TLS options; absent in tests that only inject. */
   readonly https?: HttpsServerOptions;
@@ -194,9 +191,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
   registerErrorAnswers(app, deps.logger, recorders, respond);
   void app.register(admissionRoutes, {
-    settings: deps.config,
-    sources: deps.sources,
-    revision: deps.revision,
+    inputs: deps.inputs,
     metrics: deps.metrics,
     recorders,
     respond,

@@ -7,21 +7,18 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { selectRevisionSource, type RevisionSource } from '../cluster/crd-revision-source.js';
-import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
+import { selectRevisionSource } from '../cluster/crd-revision-source.js';
 import { devIgnoredKubeconfig } from '../kube/dev-kubeconfig.js';
 import { selectClusterSources } from '../cluster/select.js';
-import type { ClusterSources } from '../cluster/types.js';
 import type { ServeConfig } from '../config/serve.js';
 import { startServerAudit, type ServerAudit } from '../audit/server.js';
-import { allocationPrefetch } from '../cluster/allocation-prefetch.js';
-import { contextOfNow } from '../http/admission-routes.js';
+import { ruleInputs, type RuleInputs } from '../inputs/rule-inputs.js';
 import { buildApp } from '../http/app.js';
 import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
 import { createServerMetrics } from '../http/metrics.js';
 import { loadTlsMaterial } from '../http/tls.js';
-import { sourceComponent, type HealthComponent } from '../readiness.js';
+import type { HealthComponent } from '../readiness.js';
 import {
   certificateComponent,
   followCertificates,
@@ -70,16 +67,16 @@ function shutdownComponent(closing: () => boolean): HealthComponent {
 function healthComponents(
   closing: () => boolean,
   certificates: HealthComponent,
-  inputs: { sources: ClusterSources; audit: ServerAudit; revision: RevisionSource },
+  parts: { inputs: RuleInputs; audit: ServerAudit },
 ): HealthComponent[] {
-  const { sources, audit, revision } = inputs;
+  const { components } = parts.inputs;
   return [
     shutdownComponent(closing),
     certificates,
-    serviceRangesComponent(sources.ranges),
-    allocatedIPsComponent(sources.allocatedIPs),
-    { name: 'audit', detail: { key: 'audit', describe: () => audit.describe() } },
-    sourceComponent('gep-revision', 'gepRevision', revision),
+    components.serviceRanges,
+    components.allocatedIPs,
+    { name: 'audit', detail: { key: 'audit', describe: () => parts.audit.describe() } },
+    ...(components.gepRevision ? [components.gepRevision] : []),
   ];
 }
 
@@ -88,11 +85,9 @@ function startAudit(
   config: ServeConfig,
   logger: Logger,
   registry: Registry,
-  inputs: { sources: ClusterSources; revision: RevisionSource; noCluster: string | undefined },
+  started: { inputs: RuleInputs; noCluster: string | undefined },
 ) {
-  const { sources, revision, noCluster } = inputs;
-  const allocations = sources.allocatedIPs ? allocationPrefetch(sources.allocatedIPs) : undefined;
-  const now = contextOfNow(config, sources, revision, allocations);
+  const { inputs, noCluster } = started;
   return startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
@@ -101,10 +96,7 @@ function startAudit(
     noCluster,
     logger,
     registry,
-    contextNow: () => now()?.ctx,
-    ...(allocations ? { allocations } : {}),
-    inputsKey: () =>
-      `${sources.ranges.current()?.key() ?? ''}|${sources.allocatedIPs ? 'allocations' : ''}|${revision.current() ?? ''}`,
+    inputs,
   });
 }
 
@@ -125,7 +117,7 @@ async function ruleInputSources(config: ServeConfig, logger: Logger, registry: R
     kubeconfigOptions: { kubeconfig: config.kubeconfig },
     noCluster,
   });
-  return { sources, revision, noCluster };
+  return { inputs: ruleInputs({ settings: config, sources, revision }), revision, noCluster };
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
@@ -135,16 +127,15 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
 
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
-  const { sources, revision, noCluster } = await ruleInputSources(config, logger, registry);
-  const audit = await startAudit(config, logger, registry, { sources, revision, noCluster });
+  const { inputs, revision, noCluster } = await ruleInputSources(config, logger, registry);
+  const audit = await startAudit(config, logger, registry, { inputs, noCluster });
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
   const app = buildApp({
     config,
     logger,
-    sources,
-    revision,
+    inputs,
     metrics,
     https: httpsOptions(material),
     closing: isClosing,
@@ -154,7 +145,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,
-    components: healthComponents(isClosing, certificateComponent(certificates), { sources, audit, revision }),
+    components: healthComponents(isClosing, certificateComponent(certificates), { inputs, audit }),
   });
 
   let ports: { port: number; healthPort: number };
@@ -165,7 +156,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     };
   } catch (err) {
     certificates.stop();
-    await Promise.allSettled([app.close(), health.close(), audit.stop(), sources.close(), revision.close()]);
+    await Promise.allSettled([app.close(), health.close(), audit.stop(), inputs.close()]);
     throw err;
   }
   logger.info(
@@ -189,7 +180,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
       await app.close();
       await health.close();
       await audit.stop();
-      await Promise.all([sources.close(), revision.close()]);
+      await inputs.close();
     },
   };
 }

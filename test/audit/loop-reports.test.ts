@@ -1,6 +1,7 @@
 /** The loop hands each pass of the leader to the report writer, and only the leader's. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
+import { changeListeners } from '../../src/cluster/changes.js';
 import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
@@ -28,12 +29,12 @@ describe('startAuditLoop afterPass', () => {
   it('is called with each result while leading, never while another replica leads, and its failure is only logged', async () => {
     const { logger, lines } = capturingLogger();
     let leading = false;
-    let inputs = 'a';
+    const inputs = changeListeners();
     const written: AuditResult[] = [];
     loop = startAuditLoop({
       intervalMs: 3_600_000,
       debounceMs: 5,
-      inputsPollMs: 5,
+      onInputsChange: inputs.add,
       listPages: async function* (): AsyncGenerator<GatewayPage> {
         yield {
           items: [
@@ -46,7 +47,6 @@ describe('startAuditLoop afterPass', () => {
         };
       },
       judge: () => judgeWithContext(baseContext({ ranges: ranges('10.96.0.0/12') })),
-      inputs: () => inputs,
       leading: () => leading,
       afterPass: async (result) => {
         written.push(result);
@@ -59,10 +59,10 @@ describe('startAuditLoop afterPass', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(written).toEqual([]);
     leading = true;
-    inputs = 'b';
+    inputs.emit();
     await until(() => written.length === 1, 'a write as leader');
     expect(written[0]!.violations).toBe(1);
-    inputs = 'c';
+    inputs.emit();
     await until(() => written.length === 2, 'a second write');
     await until(() => lines.some((l) => l.msg === 'audit: writing the results failed'), 'the logged failure');
     expect(loop.describe()['lastError']).toBeUndefined();

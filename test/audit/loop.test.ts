@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
+import { changeListeners } from '../../src/cluster/changes.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
@@ -48,19 +49,19 @@ describe('startAuditLoop', () => {
       }),
     ];
     let cidrs = ['10.96.0.0/12'];
+    const inputs = changeListeners();
     let listed = 0;
     const registry = new Registry();
     const { logger, lines } = capturingLogger();
     loop = startAuditLoop({
       intervalMs: 3_600_000,
       debounceMs: 5,
-      inputsPollMs: 5,
+      onInputsChange: inputs.add,
       listPages: async function* (): AsyncGenerator<GatewayPage> {
         listed++;
         yield { items: stored, page: 1, restarted: false };
       },
       judge: () => judgeWithContext(context(cidrs)),
-      inputs: () => cidrs.join(','),
       metrics: auditMetrics(registry),
       logger,
     });
@@ -70,6 +71,7 @@ describe('startAuditLoop', () => {
 
     // The range shrinks: the Cluster address now lies outside every ServiceCIDR.
     cidrs = ['10.96.0.0/16'];
+    inputs.emit();
     await until(() => (loop!.lastResult()?.violations ?? 0) === 1, 'a pass after the range change');
     const changed = lines.filter((l) => l.msg === 'audit: findings changed');
     expect(changed.map((l) => l['gateway'])).toEqual(['apps/cluster-ip']);
@@ -81,6 +83,7 @@ describe('startAuditLoop', () => {
 
     // It grows back: the finding clears, and is logged once as cleared.
     cidrs = ['10.96.0.0/12'];
+    inputs.emit();
     await until(() => lines.some((l) => l.msg === 'audit: findings cleared'), 'the cleared line');
     expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([]);
     expect(listed).toBe(3);
@@ -91,24 +94,26 @@ describe('startAuditLoop', () => {
     const { logger, lines } = capturingLogger();
     let ready = false;
     let fail = false;
+    const inputs = changeListeners();
     loop = startAuditLoop({
       intervalMs: 3_600_000,
       debounceMs: 5,
-      inputsPollMs: 5,
+      onInputsChange: inputs.add,
       listPages: async function* (): AsyncGenerator<GatewayPage> {
         if (fail) throw new Error('listing Gateways: HTTP 403');
         yield { items: [gateway('a', 'g', {})], page: 1, restarted: false };
       },
       judge: () => (ready ? judgeWithContext(context(['10.96.0.0/12'])) : undefined),
-      inputs: () => String(ready) + String(fail),
       metrics: auditMetrics(registry),
       logger,
     });
     await until(() => lines.some((l) => l.msg.startsWith('audit: skipped')), 'the skipped pass');
     expect(loop.lastResult()).toBeUndefined();
     ready = true;
+    inputs.emit();
     await until(() => loop!.lastResult() !== undefined, 'a pass once ready');
     fail = true;
+    inputs.emit();
     await until(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the failed pass');
     const runs = await metric(registry, 'routability_webhook_audit_runs_total');
     expect(runs.find((r) => r.labels['result'] === 'error')?.value).toBe(1);

@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { staticSources } from '../../src/cluster/static-source.js';
 import { buildApp } from '../../src/http/app.js';
+import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { clip, MAX_LOGGED_CHARS } from '../../src/http/log-text.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
@@ -26,7 +27,7 @@ function loggingApp(level = 'info') {
   const app = buildApp({
     config: FIXTURE_SETTINGS,
     logger: pino({ level }, sink),
-    sources: staticSources(DUAL_STACK, 'test'),
+    inputs: ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') }),
     metrics: createServerMetrics(new Registry()),
   });
   return { app, lines };

@@ -11,6 +11,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { staticSources } from '../../src/cluster/static-source.js';
 import { buildApp } from '../../src/http/app.js';
+import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
@@ -34,7 +35,7 @@ async function reviewLines(level: string, route: string, name: string) {
   const app = buildApp({
     config: FIXTURE_SETTINGS,
     logger: pino({ level }, sink),
-    sources: staticSources(DUAL_STACK, 'test'),
+    inputs: ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') }),
     metrics: createServerMetrics(new Registry()),
   });
   const review = fixture(name);

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { staticSources } from '../../src/cluster/static-source.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { buildApp } from '../../src/http/app.js';
+import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import type { RuleSettings } from '../../src/config/rules.js';
 import { DUAL_STACK } from './gateways.js';
@@ -22,9 +23,12 @@ export function testApp(over: { sources?: ClusterSources; settings?: Partial<Rul
   const registry = new Registry();
   const metrics = createServerMetrics(registry);
   const app = buildApp({
-    config: { ...FIXTURE_SETTINGS, ...over.settings },
+    config: FIXTURE_SETTINGS,
     logger: pino({ level: 'silent' }),
-    sources: over.sources ?? staticSources(DUAL_STACK, 'test'),
+    inputs: ruleInputs({
+      settings: { ...FIXTURE_SETTINGS, ...over.settings },
+      sources: over.sources ?? staticSources(DUAL_STACK, 'test'),
+    }),
     metrics,
   });
   return { app, registry, metrics };
