@@ -133,7 +133,6 @@ describe('startAuditLoop', () => {
     loop = startAuditLoop({
       intervalMs: 3_600_000,
       debounceMs: 5,
-      inputsPollMs: 3_600_000,
       listPages: async function* (): AsyncGenerator<GatewayPage> {
         passes++;
         inFlight++;
@@ -147,7 +146,6 @@ describe('startAuditLoop', () => {
         }
       },
       judge: () => judgeWithContext(context(['10.96.0.0/12'])),
-      inputs: () => 'same',
       metrics: auditMetrics(registry),
       logger,
     });
