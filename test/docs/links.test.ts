@@ -1,5 +1,6 @@
 /**
- * Every link of the pages a user reads (README.md, CONTRIBUTING.md, docs/*.md, the chart README)
+ * Every link of the pages a user reads (README.md, CONTRIBUTING.md, CHANGELOG.md, SECURITY.md, docs/*.md,
+ * the chart README)
  * leads somewhere: a relative link to a file of the repository that exists, and an anchor
  * (`#section`, in the same page or another) to a heading of that page, spelled as GitHub spells
  * heading anchors. Links to other sites are not fetched (CI has no reason to depend on them).
@@ -9,7 +10,10 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { docFiles, proseLines, REPO } from './markdown.js';
 
-const PAGES = [...docFiles(), 'CONTRIBUTING.md'];
+const PAGES = [
+  ...docFiles(),
+  ...['CONTRIBUTING.md', 'CHANGELOG.md', 'SECURITY.md'].filter((f) => existsSync(join(REPO, f))),
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
 export function slug(heading: string): string {
