@@ -4,10 +4,8 @@
  * added makes an External address a finding, the range deleted makes it clean
  * again — each reported within seconds, with no write to any Gateway.
  */
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CLI,
   eventually,
   httpGet,
   startServeAgainstApi,
@@ -15,9 +13,6 @@ import {
   type ServingAgainstApi,
 } from '../support/server-process.js';
 import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
-
-const built = existsSync(CLI);
-if (!built) console.warn(`serve audit tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;
@@ -35,7 +30,7 @@ async function auditSeries(port: number): Promise<string[]> {
   return body.split('\n').filter((l) => l.startsWith('routability_webhook_audit_findings{'));
 }
 
-describe.skipIf(!built)('the background audit in serve', () => {
+describe('the background audit in serve', () => {
   it('judges stored Gateways and follows ServiceCIDR changes, from the replica that holds the lease', async () => {
     fake = await FakeApiServer.start();
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));

@@ -4,10 +4,8 @@
  * its Gateways fail, and removes it when they are clean again; with the report
  * CRD absent it says so once and the audit (its metrics) goes on.
  */
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CLI,
   eventually,
   httpGet,
   startServeAgainstApi,
@@ -18,9 +16,6 @@ import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.j
 import { FakeReports } from '../cluster/fake-reports.js';
 import { REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 import { reportValidator } from './report-crds.js';
-
-const built = existsSync(CLI);
-if (!built) console.warn(`serve report tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;
@@ -54,7 +49,7 @@ async function start(reports: string): Promise<RunningServer> {
   return served.server;
 }
 
-describe.skipIf(!built)('serve --audit-reports', () => {
+describe('serve --audit-reports', () => {
   it('policyreport: a report appears when a range change makes a Gateway fail, and goes when it is clean', async () => {
     fake = await FakeApiServer.start();
     const store = FakeReports.attach(fake, REPORT_APIS.policyreport, reportValidator('policyreportKyverno'));

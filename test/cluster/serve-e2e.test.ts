@@ -3,10 +3,8 @@
  * Kubernetes API server, answering real HTTPS reviews that change when a
  * ServiceCIDR is added — no restart.
  */
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CLI,
   eventually as eventuallyAsync,
   httpGet,
   httpsPost,
@@ -16,9 +14,6 @@ import {
 import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { FakeApiServer, ipAddress, serviceCidr } from './fake-apiserver.js';
 import { eventually } from './helpers.js';
-
-const built = existsSync(CLI);
-if (!built) console.warn(`serve end-to-end tests skipped: ${CLI} is missing (run npm run build)`);
 
 function review(uid: string, value: string, routability = 'Cluster'): string {
   return JSON.stringify(
@@ -46,7 +41,7 @@ async function startAgainstFake(): Promise<ServingAgainstApi> {
   return served;
 }
 
-describe.skipIf(!built)('serve with no --service-cidr, against the fake Kubernetes API', () => {
+describe('serve with no --service-cidr, against the fake Kubernetes API', () => {
   it('answers from the ServiceCIDRs and IPAddresses of the cluster, and follows a new ServiceCIDR live', async () => {
     fake = await FakeApiServer.start();
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));

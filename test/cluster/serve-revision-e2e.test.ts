@@ -4,11 +4,9 @@
  * from provisional to experimental while reviews are being answered; and the
  * unreadable and field-missing cases as readiness says them.
  */
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import {
-  CLI,
   eventually,
   httpGet,
   httpsPost,
@@ -19,9 +17,6 @@ import {
 import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { FakeApiServer, serviceCidr } from './fake-apiserver.js';
 import { storedGatewayCrd } from './gateway-crd.js';
-
-const built = existsSync(CLI);
-if (!built) console.warn(`serve revision end-to-end tests skipped: ${CLI} is missing (run npm run build)`);
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;
@@ -61,7 +56,7 @@ async function verbose(s: RunningServer): Promise<{ status: number; body: Verbos
   return { status: r.status, body: JSON.parse(r.body) as Verbose };
 }
 
-describe.skipIf(!built)('serve --gep-revision auto, against the fake Kubernetes API', () => {
+describe('serve --gep-revision auto, against the fake Kubernetes API', () => {
   it('switches from provisional to experimental live while reviews are answered, without a failed review', async () => {
     fake = await FakeApiServer.start();
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));

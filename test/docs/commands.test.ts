@@ -88,8 +88,23 @@ describe('command lines in the docs', () => {
     expect(bare).toEqual([]);
   });
 
-  it('`check` without ranges really exits 2', async () => {
-    expect((await runCli(['check', '-f', 'README.md'])).code).toBe(2);
+  it('`check` without ranges really exits 2, on a Gateway that passes with them', async () => {
+    const gateway = [
+      'apiVersion: gateway.networking.k8s.io/v1',
+      'kind: Gateway',
+      'metadata: { name: g, namespace: apps }',
+      'spec:',
+      '  gatewayClassName: example',
+      '  listeners: [{ name: http, port: 80, protocol: HTTP }]',
+      '',
+    ].join('\n');
+    const withRanges = await runCli(['check', '-f', '-', '--service-cidr', '10.96.0.0/12'], {
+      input: gateway,
+    });
+    expect(withRanges.code, withRanges.stderr).toBe(0);
+    const without = await runCli(['check', '-f', '-'], { input: gateway });
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('the service ranges are required');
   });
 
   it('name only npm scripts package.json has', () => {

@@ -3,7 +3,7 @@
  * the doc it protects; the built server is started the way the sentence says a user starts it.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,6 @@ import { all, one, render } from '../chart/helm.js';
 import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
 import { testApp } from '../support/app.js';
 import {
-  CLI,
   httpGet,
   httpsPost,
   runCli,
@@ -25,7 +24,6 @@ import {
 import { REPO } from './markdown.js';
 
 const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
-const built = existsSync(CLI);
 const FIXTURE = join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json');
 
 async function eventually(probe: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
@@ -49,7 +47,7 @@ const folder = (name: string) => {
 };
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe.skipIf(!built)('README quick start: where `npm start` gets its service ranges', () => {
+describe('README quick start: where `npm start` gets its service ranges', () => {
   const emptyHome = join(scratch, 'home');
   const certDir = join(scratch, 'dev-certs');
 
@@ -144,7 +142,7 @@ describe.skipIf(!built)('README quick start: where `npm start` gets its service 
   }, 90_000);
 });
 
-describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)', () => {
+describe('log levels (operations.md, reliability.md, install.md)', () => {
   let certs: CertFiles;
   let server: RunningServer;
 
@@ -231,7 +229,7 @@ describe.skipIf(!built)('log levels (operations.md, reliability.md, install.md)'
   }, 90_000);
 });
 
-describe.skipIf(!built)('operations.md: what missing RBAC does', () => {
+describe('operations.md: what missing RBAC does', () => {
   let fake: FakeApiServer | undefined;
   afterEach(async () => {
     await fake?.close();
@@ -318,7 +316,7 @@ describe('chart README: when the chart creates RBAC and mounts a token', () => {
   }, 60_000);
 });
 
-describe.skipIf(!built)('messages.md', () => {
+describe('messages.md', () => {
   it('the ClusterAddressGloballyRoutable example really draws that warning', async () => {
     const { value } = CATALOGUE.ClusterAddressGloballyRoutable.example.params;
     const review = JSON.parse(readFileSync(FIXTURE, 'utf8'));
