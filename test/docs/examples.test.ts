@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kubectlApply } from './kubectl.js';
 import { docFiles, normalise, parseDoc, REPO, type Block, type Step } from './markdown.js';
-import { CLI, writeShims } from './shims.js';
+import { writeShims } from './shims.js';
 
 const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
 
