@@ -6,23 +6,13 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GepRevision, GepRevisionSetting } from '../rules/index.js';
+import type { RevisionSource } from './types.js';
 import { GEP_REVISION_FLAG_HINT } from './crd-revision-decision.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
 import { findKubeconfig, type KubeconfigOptions } from '../kube/kubeconfig-source.js';
 import type { BackoffOptions } from '../kube/watch.js';
 
-/** The revision the rules use, and whether it is known. */
-export interface RevisionSource {
-  /** The revision in force; undefined while unknown (the server is then not ready). */
-  current(): GepRevision | undefined;
-  /** Ready, or the one-line reason why not (for /readyz). */
-  readiness(): { readonly ready: boolean; readonly reason?: string };
-  /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
-  describe(): Readonly<Record<string, unknown>>;
-  /** Calls `listener` when the revision in force changes; absent for a revision that never changes. */
-  onChange?(listener: () => void): () => void;
-  close(): Promise<void>;
-}
+export type { RevisionSource } from './types.js';
 
 /** A revision that never changes: the flag's, or auto's provisional when there is no cluster. */
 export function fixedRevisionSource(

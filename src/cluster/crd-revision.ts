@@ -16,13 +16,13 @@ import { GATEWAY_CRD_NAME } from '../crd/patch.js';
 import { decideRevision, GEP_REVISION_FLAG_HINT, type RevisionDecision } from './crd-revision-decision.js';
 import { changeListeners } from './changes.js';
 import { revisionMetrics } from './crd-revision-metrics.js';
-import type { RevisionSource } from './crd-revision-source.js';
+import type { RevisionSource } from './types.js';
 import { clusterMetrics } from './metrics.js';
 import type { KubeClient } from '../kube/client.js';
 import { describeKubeError, httpStatusOf } from '../kube/errors.js';
 import { startResourceWatch, type BackoffOptions } from '../kube/watch.js';
 
-export { fixedRevisionSource, type RevisionSource } from './crd-revision-source.js';
+export type { RevisionSource } from './types.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const FIELD_SELECTOR = `metadata.name=${GATEWAY_CRD_NAME}`;

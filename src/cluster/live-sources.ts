@@ -20,7 +20,9 @@ import {
   type LoadedKubeconfig,
 } from '../kube/kubeconfig.js';
 import { clusterMetrics, type ClusterMetrics } from './metrics.js';
-import type { SelectDeps } from './select.js';
+import type { ServeConfig } from '../config/serve.js';
+import type { Registry } from 'prom-client';
+import type { LookupOptions } from './ip-lookup.js';
 import { SERVICE_CIDR_FLAG_HINT, startServiceCidrWatch } from './service-cidrs.js';
 import { devDefaultSources, staticRangeSource, staticSources } from './static-source.js';
 import type { ClusterSources, RangeSource } from './types.js';
@@ -40,6 +42,20 @@ interface Started {
   readonly log: Logger;
   readonly metrics: ClusterMetrics;
   readonly backoff: Partial<BackoffOptions> | undefined;
+}
+
+export interface SelectDeps {
+  readonly config: ServeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** Set when --dev ignored an unusable kubeconfig (devIgnoredKubeconfig): no cluster, and why. */
+  readonly noCluster?: string | undefined;
+  /** Where to look for credentials (tests); defaults to process.env and the home directory. */
+  readonly kubeconfigOptions?: Omit<KubeconfigOptions, 'kubeconfig'>;
+  /** Watch restart timing (tests); defaults to 0.5 s → 30 s. */
+  readonly backoff?: Partial<BackoffOptions>;
+  /** Allocated-IP lookup timing and cache size (tests, benchmarks); defaults in ip-lookup.ts. */
+  readonly lookup?: Partial<LookupOptions>;
 }
 
 /** --service-cidr with an explicit --check-allocated-ips: the flag's ranges, and the IPAddress watch when credentials allow. */

@@ -1,5 +1,5 @@
 import type { AllocatedIPs } from '../rules/index.js';
-import type { ServiceRanges } from '../rules/index.js';
+import type { GepRevision, ServiceRanges } from '../rules/index.js';
 
 /** Where the live service ranges come from, and whether they are known. */
 export interface RangeSource {
@@ -32,5 +32,18 @@ export interface ClusterSources {
   readonly ranges: RangeSource;
   /** Undefined when the allocated-IP check is off. */
   readonly allocatedIPs: AllocatedIPSource | undefined;
+  close(): Promise<void>;
+}
+
+/** The revision the rules use, and whether it is known. */
+export interface RevisionSource {
+  /** The revision in force; undefined while unknown (the server is then not ready). */
+  current(): GepRevision | undefined;
+  /** Ready, or the one-line reason why not (for /readyz). */
+  readiness(): { readonly ready: boolean; readonly reason?: string };
+  /** Detail for /readyz?verbose: setting, revision in force, what the CRD carries. */
+  describe(): Readonly<Record<string, unknown>>;
+  /** Calls `listener` when the revision in force changes; absent for a revision that never changes. */
+  onChange?(listener: () => void): () => void;
   close(): Promise<void>;
 }
