@@ -16,6 +16,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   audit: () => import('./audit.js'),
   'crd-patch': () => import('./crd-patch.js'),
   certs: () => import('./certs.js'),
+  policy: () => import('./policy.js'),
 };
 
 async function usage(): Promise<string> {

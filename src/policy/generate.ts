@@ -14,7 +14,7 @@
  * literals, so a ServiceCIDR change needs no new policy.
  */
 import type { RuleCode, ServiceRanges } from '../rules/index.js';
-import { RANGES, policyRules, sameEntry, type ListName, type PolicySettings, type RuleCel } from './rules.js';
+import { entryKey, RANGES, policyRules, type ListName, type PolicySettings, type RuleCel } from './rules.js';
 
 export { OUT_OF_SCOPE, type PolicySettings } from './rules.js';
 
@@ -53,8 +53,8 @@ const INDEXES = `[${Array.from({ length: MAX_ADDRESSES }, (_, i) => String(i)).j
 
 const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";
 
-/** The variables every policy shares: the lists under review, the stored ones, and the ranges. */
-function baseVariables(): { name: string; expression: string }[] {
+/** The variables every policy shares: the lists under review, the stored ones' keys, and the ranges. */
+function baseVariables(revision: PolicySettings['revision']): { name: string; expression: string }[] {
   const cidrs = (key: string) =>
     `params != null && has(params.data) && ${JSON.stringify(key).replace(/"/g, "'")} in params.data ? ` +
     `params.data.${key}.split(',').map(c, c.trim()).filter(c, isCIDR(c)) : []`;
@@ -75,6 +75,8 @@ function baseVariables(): { name: string; expression: string }[] {
       name: 'oldStatus',
       expression: `${STATUS_REQUEST} && oldObject != null && has(oldObject.status) && has(oldObject.status.addresses) ? oldObject.status.addresses : []`,
     },
+    { name: 'oldSpecKeys', expression: `variables.oldSpec.map(o, ${entryKey('o', 'spec', revision)})` },
+    { name: 'oldStatusKeys', expression: `variables.oldStatus.map(o, ${entryKey('o', 'status', revision)})` },
     { name: 'serviceCIDRs', expression: cidrs(PARAMS_KEYS.serviceCIDRs) },
     { name: 'terminatingCIDRs', expression: cidrs(PARAMS_KEYS.terminatingCIDRs) },
     { name: 'usableCIDRs', expression: `${RANGES.all}.filter(c, !(c in variables.terminatingCIDRs))` },
@@ -83,11 +85,11 @@ function baseVariables(): { name: string; expression: string }[] {
 
 /** `specClusterAddressOutsideServiceRange`: the variable holding one rule's per-entry findings. */
 const variableName = (rule: RuleCel) => `${rule.list}${rule.code}`;
-const oldList = (list: ListName) => (list === 'spec' ? 'variables.oldSpec' : 'variables.oldStatus');
+const oldKeys = (list: ListName) => (list === 'spec' ? 'variables.oldSpecKeys' : 'variables.oldStatusKeys');
 
 function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
   const name = variableName(rule);
-  const unchanged = `${oldList(rule.list)}.exists(o, ${sameEntry('o', 'a', rule.list, revision)})`;
+  const unchanged = `(${entryKey('a', rule.list, revision)} in ${oldKeys(rule.list)})`;
   return [
     { name, expression: `variables.${rule.list}.map(a, ${rule.predicate} && !${unchanged})` },
     {
@@ -149,7 +151,10 @@ function policyObject(
           },
         ],
       },
-      variables: [...baseVariables(), ...rules.flatMap((r) => ruleVariables(r, settings.revision))],
+      variables: [
+        ...baseVariables(settings.revision),
+        ...rules.flatMap((r) => ruleVariables(r, settings.revision)),
+      ],
       validations: rules.map(validation),
     },
   };
@@ -216,4 +221,17 @@ export function paramsData(ranges: ServiceRanges): Record<string, string> {
       .map((r) => r.cidr)
       .join(','),
   };
+}
+
+/** The API path a generated object is applied at (server-side apply). */
+export function applyPath(object: Record<string, unknown>): string {
+  const metadata = object['metadata'] as { name: string; namespace?: string };
+  switch (object['kind']) {
+    case 'ValidatingAdmissionPolicy':
+      return `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${metadata.name}`;
+    case 'ValidatingAdmissionPolicyBinding':
+      return `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${metadata.name}`;
+    default:
+      return `/api/v1/namespaces/${metadata.namespace ?? 'default'}/configmaps/${metadata.name}`;
+  }
 }

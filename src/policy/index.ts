@@ -1,6 +1,7 @@
 /** The ValidatingAdmissionPolicy generator and its params: the `policy` command and serve use this module. */
 export {
   actionOf,
+  applyPath,
   DEFAULT_POLICY_NAMES,
   generatePolicies,
   OUT_OF_SCOPE,

@@ -355,15 +355,20 @@ export function policyRules(settings: PolicySettings): RuleCel[] {
   return out;
 }
 
-/** The key the engine ratchets by (type, canonical value, effective routability): equal for `o` and `a`. */
-export function sameEntry(o: string, a: string, list: ListName, revision: GepRevision): string {
-  const canonical = (x: string) =>
-    `(${typeOf(x)} == 'IPAddress' && ${STR(`${x}.value`)} && isIP(${x}.value) ? string(ip(${x}.value)) : ${x}.value)`;
-  const value = `(has(${o}.value) == has(${a}.value) && (!has(${a}.value) || ${canonical(o)} == ${canonical(a)}))`;
-  const unsetAs = revision === 'experimental' ? "''" : list === 'status' ? "'External'" : undefined;
-  const routability =
-    unsetAs === undefined
-      ? `(${hasR(o)} == ${hasR(a)} && (!${hasR(a)} || ${o}.routability == ${a}.routability))`
-      : `((${hasR(o)} ? ${o}.routability : ${unsetAs}) == (${hasR(a)} ? ${a}.routability : ${unsetAs}))`;
-  return `(${typeOf(o)} == ${typeOf(a)} && ${value} && ${routability})`;
+/**
+ * The key the engine ratchets by (type, canonical value, effective
+ * routability) as one string, length-prefixed so no two entries share one.
+ * The stored list's keys are computed once (a variable), so the check per
+ * entry is one `in` over at most 16 strings.
+ */
+export function entryKey(x: string, list: ListName, revision: GepRevision): string {
+  const t = typeOf(x);
+  const value = `${x}.value`;
+  const canonical = `(${t} == 'IPAddress' && ${STR(value)} && isIP(${value}) ? string(ip(${value})) : ${textOf(value)})`;
+  const v = `(has(${value}) ? 'v' + ${canonical} : '-')`;
+  const r = `${x}.routability`;
+  const unsetAs = revision === 'experimental' ? "'r'" : list === 'status' ? "'rExternal'" : "'-'";
+  const routability = `(${hasR(x)} ? 'r' + ${textOf(r)} : ${unsetAs})`;
+  const part = (p: string) => `string(size(${p})) + ':' + ${p}`;
+  return `(${part(textOf(t))} + ${part(v)} + ${routability})`;
 }

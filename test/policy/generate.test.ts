@@ -1,0 +1,248 @@
+/**
+ * The generated objects: which policy a rule lands in under each setting,
+ * schema validity (kubernetes-models), the catalogue's messages, the CEL
+ * rules the API server's type checker imposes (homogeneous literals, no
+ * optionals), the worst-case cost, and the `policy` command (print, bad
+ * flags, --apply against the fake API server).
+ */
+import type { IncomingMessage } from 'node:http';
+import {
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { ConfigMap } from 'kubernetes-models/v1';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPolicy } from '../../src/cli/policy.js';
+import { generatePolicies, paramsConfigMap, type PolicySettings } from '../../src/policy/index.js';
+import { validateGateway } from '../../src/rules/index.js';
+import { runCli } from '../crd/run-cli.js';
+import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../support/gateways.js';
+import { estimateCost, PER_EXPRESSION_LIMIT, PER_BINDING_LIMIT } from '../support/cel-cost.js';
+import { evaluatePolicy } from '../support/policy-eval.js';
+
+const BASE: PolicySettings = {
+  revision: 'provisional',
+  specPolicy: 'enforce',
+  statusPolicy: 'warn',
+  clusterDomain: 'cluster.local',
+  allowedRoutability: new Set(['example.com/CorpWan']),
+};
+
+const ALL_SETTINGS: PolicySettings[] = (['provisional', 'experimental'] as const).flatMap((revision) =>
+  (['enforce', 'warn'] as const).flatMap((specPolicy) =>
+    (['enforce', 'warn'] as const).map((statusPolicy) => ({ ...BASE, revision, specPolicy, statusPolicy })),
+  ),
+);
+
+type Spec = {
+  variables: { name: string; expression: string }[];
+  validations: { expression: string; messageExpression: string; message: string }[];
+};
+const specOf = (p: Record<string, unknown>) => (p as { spec: Spec }).spec;
+const expressionsOf = (p: Record<string, unknown>) => {
+  const s = specOf(p);
+  return [
+    ...s.variables.map((v) => v.expression),
+    ...s.validations.flatMap((v) => [v.expression, v.messageExpression]),
+  ];
+};
+
+describe('policies and bindings by setting', () => {
+  it('enforce -> Deny, warn -> Warn + Audit; invalid values deny under every policy', () => {
+    const warnBoth = generatePolicies({ ...BASE, specPolicy: 'warn', statusPolicy: 'warn' });
+    const deny = warnBoth.find((g) => g.action === 'deny')!;
+    const warn = warnBoth.find((g) => g.action === 'warn')!;
+    expect(deny.rules.map((r) => r.code)).toEqual(['RoutabilityUnsupported', 'RoutabilityUnsupported']);
+    expect((deny.binding as { spec: { validationActions: string[] } }).spec.validationActions).toEqual([
+      'Deny',
+    ]);
+    expect((warn.binding as { spec: { validationActions: string[] } }).spec.validationActions).toEqual([
+      'Warn',
+      'Audit',
+    ]);
+    const enforceBoth = generatePolicies({ ...BASE, statusPolicy: 'enforce' });
+    expect(enforceBoth.map((g) => g.action)).toEqual(['deny']);
+  });
+
+  it('the experimental revision has no External rules; the allow-list only when given', () => {
+    const codes = (s: PolicySettings) => generatePolicies(s).flatMap((g) => g.rules.map((r) => r.code));
+    expect(codes({ ...BASE, revision: 'experimental' })).not.toContain('ExternalAddressInsideServiceRange');
+    expect(codes(BASE)).toContain('ExternalHostnameInClusterDomain');
+    expect(codes(BASE)).toContain('RoutabilityNotAllowed');
+    expect(codes({ ...BASE, allowedRoutability: undefined })).not.toContain('RoutabilityNotAllowed');
+  });
+
+  it('a binding names its policy and the params ConfigMap, failing closed without it', () => {
+    for (const g of generatePolicies(BASE)) {
+      const spec = (g.binding as { spec: Record<string, unknown> }).spec;
+      expect(spec['policyName']).toBe((g.policy as { metadata: { name: string } }).metadata.name);
+      expect(spec['paramRef']).toEqual({
+        name: 'gateway-routability-params',
+        namespace: 'gateway-routability-webhook',
+        parameterNotFoundAction: 'Deny',
+      });
+    }
+  });
+});
+
+describe('schema-valid output (kubernetes-models 5.1 schemas)', () => {
+  it.each(
+    ALL_SETTINGS.map((s) => [`${s.revision} spec ${s.specPolicy} status ${s.statusPolicy}`, s] as const),
+  )('%s', (_name, settings) => {
+    for (const g of generatePolicies(settings)) {
+      expect(() => new ValidatingAdmissionPolicy(g.policy as never).validate()).not.toThrow();
+      expect(() => new ValidatingAdmissionPolicyBinding(g.binding as never).validate()).not.toThrow();
+    }
+    expect(() => new ConfigMap(paramsConfigMap(DUAL_STACK) as never).validate()).not.toThrow();
+  });
+
+  it('the validator would notice a broken object', () => {
+    const [g] = generatePolicies(BASE);
+    const broken = structuredClone(g!.policy) as { spec: { failurePolicy: unknown } };
+    broken.spec.failurePolicy = 7;
+    expect(() => new ValidatingAdmissionPolicy(broken as never).validate()).toThrow();
+  });
+});
+
+describe('CEL the API server accepts', () => {
+  it('no optional syntax, no mixed-type list literals, names the API server allows', () => {
+    for (const s of ALL_SETTINGS)
+      for (const g of generatePolicies(s)) {
+        for (const e of expressionsOf(g.policy)) {
+          expect(e).not.toMatch(/\.\?|optional\./);
+          // List literals of the policy hold only ints or only strings.
+          for (const m of e.matchAll(/\[([^\][]*)\]/g)) {
+            const items = m[1]!.split(',').map((x) => x.trim());
+            if (items.length < 2 || !items.every((x) => /^(\d+|'[^']*')$/.test(x))) continue;
+            expect(new Set(items.map((x) => x.startsWith("'"))).size, e).toBe(1);
+          }
+        }
+        for (const v of specOf(g.policy).variables) expect(v.name).toMatch(/^[a-zA-Z_][a-zA-Z0-9_]*$/);
+      }
+  });
+
+  it('worst case (16 addresses on both sides, 4 ranges) stays far inside the per-expression and per-binding budgets', () => {
+    for (const s of ALL_SETTINGS)
+      for (const g of generatePolicies(s)) {
+        const costs = expressionsOf(g.policy).map((e) => estimateCost(e));
+        expect(Math.max(...costs)).toBeLessThan(PER_EXPRESSION_LIMIT / 10);
+        expect(costs.reduce((a, b) => a + b, 0)).toBeLessThan(PER_BINDING_LIMIT / 10);
+      }
+  });
+});
+
+describe("messages in the catalogue's words", () => {
+  it.each([
+    ['Cluster outside the range', [{ value: '10.0.0.5', routability: 'Cluster' }]],
+    ['External inside the range', [{ value: '10.96.0.7', routability: 'External' }]],
+    ['a value the revision does not know', [{ value: '10.96.0.7', routability: 'Clusterx' }]],
+    ['a reserved address', [{ value: '10.96.0.0', routability: 'Cluster' }]],
+  ])('%s: the policy says what the engine says', (_name, spec) => {
+    const request = create(baseGateway({ spec: [{ value: '203.0.113.1' }, ...spec] }));
+    const ctx = context({ ranges: ranges('10.96.0.0/12') });
+    const engine = validateGateway(request, ctx).violations[0]!;
+    const [deny] = generatePolicies({ ...BASE, allowedRoutability: undefined });
+    const verdict = evaluatePolicy(deny!, request, paramsConfigMap(ctx.ranges));
+    expect(verdict.failures.map((f) => f.message)).toEqual([engine.message]);
+  });
+
+  it('status under warn: a warning naming field and value', () => {
+    const request = statusUpdate(baseGateway({ status: [{ value: '10.96.0.9' }] }));
+    const [, warn] = generatePolicies(BASE);
+    const verdict = evaluatePolicy(warn!, request, paramsConfigMap(DUAL_STACK));
+    expect(verdict.failures.map((f) => f.message)).toEqual([
+      'status.addresses[0].value: Invalid value: "10.96.0.9": routability unset (read as External) requires an address outside the service range (10.96.0.0/12); use routability Cluster for a ClusterIP',
+    ]);
+  });
+});
+
+describe('routability-webhook policy', () => {
+  it('prints the policies, bindings and (with --service-cidr) the params as YAML, under a comment naming what is out of scope', async () => {
+    const out = await runCli(runPolicy, ['--service-cidr', '10.96.0.0/12,fd00:10:96::/112']);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^# Generated by routability-webhook policy/);
+    expect(out.stdout).toContain('# Out of scope');
+    expect(out.stdout).toContain('ClusterAddressAllocated');
+    const docs = YAML.parseAllDocuments(out.stdout).map((d) => d.toJS() as { kind: string; data?: unknown });
+    expect(docs.map((d) => d.kind)).toEqual([
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+      'ConfigMap',
+    ]);
+    expect(docs[4]!.data).toEqual({ serviceCIDRs: '10.96.0.0/12,fd00:10:96::/112', terminatingCIDRs: '' });
+    expect(docs[0]).toEqual(
+      JSON.parse(JSON.stringify(generatePolicies({ ...BASE, allowedRoutability: undefined })[0]!.policy)),
+    );
+  });
+
+  it('without --service-cidr no ConfigMap; --status-policy enforce gives one policy', async () => {
+    const out = await runCli(runPolicy, ['--status-policy', 'enforce', '--gep-revision', 'experimental']);
+    const kinds = YAML.parseAllDocuments(out.stdout).map((d) => (d.toJS() as { kind: string }).kind);
+    expect(kinds).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(out.stdout).toContain('gateway-routability-webhook.io/gep-revision: experimental');
+  });
+
+  it.each([
+    [['--service-cidr', '10.96.0.1/12'], 'host bits set'],
+    [['--gep-revision', 'auto'], 'gep-revision'],
+    [['--allowed-routability', 'Nope'], 'allowed-routability'],
+    [['--name', 'Bad_Name'], '--name'],
+  ])('%j is a usage error naming the problem', async (argv, problem) => {
+    const out = await runCli(runPolicy, argv);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('routability-webhook policy:');
+    expect(out.stderr).toContain(problem);
+    expect(out.stdout).toBe('');
+  });
+
+  describe('--apply', () => {
+    let api: FakeApiServer;
+    const applied: { path: string; contentType: string; body: { kind: string } }[] = [];
+    beforeAll(async () => {
+      api = await FakeApiServer.start();
+      api.addRoute((req: IncomingMessage, res, url) => {
+        if (req.method !== 'PATCH' || url.pathname.includes('customresourcedefinitions')) return false;
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { kind: string };
+          applied.push({
+            path: url.pathname + url.search,
+            contentType: String(req.headers['content-type']),
+            body,
+          });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        });
+        return true;
+      });
+    });
+    afterAll(() => api.close());
+
+    it('server-side applies every object, the ConfigMap in its namespace', async () => {
+      const out = await runCli(runPolicy, [
+        '--apply',
+        '--kubeconfig',
+        api.kubeconfigPath,
+        '--service-cidr',
+        '10.96.0.0/12',
+      ]);
+      expect(out.stderr).toBe('');
+      expect(out.code).toBe(0);
+      expect(applied.map((a) => a.path.split('?')[0])).toEqual([
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/gateway-routability-deny',
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/gateway-routability-deny',
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/gateway-routability-warn',
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/gateway-routability-warn',
+        '/api/v1/namespaces/gateway-routability-webhook/configmaps/gateway-routability-params',
+      ]);
+      expect(applied.every((a) => a.contentType === 'application/apply-patch+yaml')).toBe(true);
+      expect(applied[0]!.path).toContain('fieldManager=routability-webhook');
+      expect(out.stdout).toContain('ValidatingAdmissionPolicy/gateway-routability-deny applied');
+    });
+  });
+});
