@@ -5,7 +5,7 @@
  * ConfigMap holding the service ranges they read.
  */
 import YAML from 'yaml';
-import type { FlagDefinitions, FlagValues } from '../config/flags.js';
+import { envName, type FlagDefinitions, type FlagValues } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom } from '../config/rules.js';
 import {
   applyPath,
@@ -28,10 +28,10 @@ export const POLICY_FLAGS = {
     noEnv: true,
     description: 'The GEP-5093 revision the policy enforces: provisional or experimental.',
   },
-  'spec-policy': RULE_FLAGS['spec-policy'],
-  'status-policy': RULE_FLAGS['status-policy'],
-  'allowed-routability': RULE_FLAGS['allowed-routability'],
-  'cluster-domain': RULE_FLAGS['cluster-domain'],
+  'spec-policy': { ...RULE_FLAGS['spec-policy'], noEnv: true },
+  'status-policy': { ...RULE_FLAGS['status-policy'], noEnv: true },
+  'allowed-routability': { ...RULE_FLAGS['allowed-routability'], noEnv: true },
+  'cluster-domain': { ...RULE_FLAGS['cluster-domain'], noEnv: true },
   'service-cidr': {
     kind: 'list',
     noEnv: true,
@@ -81,7 +81,8 @@ function policyUsage(): string {
     ...Object.entries(POLICY_FLAGS).map(([name, def]) => {
       const short = 'short' in def ? `-${def.short}, ` : '';
       const arg = def.kind === 'boolean' ? '' : ' VALUE';
-      return `  ${`${short}--${name}${arg}`.padEnd(28)} ${def.description}`;
+      const env = 'noEnv' in def && def.noEnv ? '' : ` [env ${envName(name)}]`;
+      return `  ${`${short}--${name}${arg}`.padEnd(28)} ${def.description}${env}`;
     }),
     '',
     'Exit codes: 0 done, 2 usage error or a failed cluster call.',

@@ -133,7 +133,7 @@ describe('README: serve flags', () => {
 });
 
 describe('README: environment variables', () => {
-  it('every flag names its variable in --help, except `check -f` and the crd-patch flags that read none', () => {
+  it('every flag names its variable in --help, except `check -f` and the crd-patch and policy flags that read none', () => {
     const without = [...help].flatMap(([command, flags]) =>
       flags.filter((f) => f.name !== 'help' && f.env === undefined).map((f) => `${command} --${f.name}`),
     );
@@ -142,6 +142,16 @@ describe('README: environment variables', () => {
       'crd-patch --apply',
       'crd-patch --gep-revision',
       'crd-patch --patch-cluster',
+      'policy --allowed-routability',
+      'policy --apply',
+      'policy --cluster-domain',
+      'policy --gep-revision',
+      'policy --name',
+      'policy --params-name',
+      'policy --params-namespace',
+      'policy --service-cidr',
+      'policy --spec-policy',
+      'policy --status-policy',
     ]);
     expect(README).toContain(
       'Exceptions, which read no variable: `check -f`\nand the flags of `crd-patch` other than `--kubeconfig`.',
