@@ -76,6 +76,29 @@ class FindingsChanges {
   }
 }
 
+const NOT_LEADING = 'no longer the audit leader (lease not renewed in time): pass abandoned';
+
+/**
+ * The pages while this replica leads: leadership lost (the lease not renewed
+ * by its deadline) ends the pass before the next page is asked for, so a
+ * replica that cannot renew stops auditing before another can take over.
+ */
+async function* whileLeading(
+  pages: AsyncIterable<GatewayPage>,
+  leading: (() => boolean) | undefined,
+): AsyncGenerator<GatewayPage> {
+  const iterator = pages[Symbol.asyncIterator]();
+  for (;;) {
+    if (leading && !leading()) {
+      await iterator.return?.();
+      throw new Error(NOT_LEADING);
+    }
+    const next = await iterator.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
 /**
  * One pass of the leader: judged, recorded in the metrics, changes logged,
  * handed to `afterPass`. The outcome is a value: a failed pass leaves the
@@ -89,11 +112,15 @@ async function judgedPass(
 ): Promise<{ readonly result: AuditResult } | { readonly error: string }> {
   const started = Date.now();
   try {
-    const result = await auditPass(deps.listPages(), judge, { yieldEvery: YIELD_EVERY });
+    const result = await auditPass(whileLeading(deps.listPages(), deps.leading), judge, {
+      yieldEvery: YIELD_EVERY,
+    });
     const finished = Date.now();
     recordAudit(deps.metrics, result, (finished - started) / 1000, finished);
     changes.log(result);
     try {
+      // Leadership lost while judging: the new leader writes; this replica must not.
+      if (deps.leading && !deps.leading()) throw new Error(NOT_LEADING);
       await deps.afterPass?.(result);
     } catch (err) {
       deps.logger.warn({ err: (err as Error).message }, 'audit: writing the results failed');

@@ -142,8 +142,9 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       ...(writer ? { reports: writer.describe() } : {}),
     }),
     async stop() {
-      await running.stop();
-      await elector.stop();
+      // The lease first: released at once (another replica takes over without waiting for it to
+      // expire), and a running pass, no longer leading, stops before its next page.
+      await Promise.all([elector.stop(), running.stop()]);
       client.close();
     },
   };

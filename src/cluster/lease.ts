@@ -139,6 +139,7 @@ class Elector {
   holder: string | undefined;
   lastError: string | undefined;
   private lastRenew = 0;
+  private deadline: NodeJS.Timeout | undefined;
   private readonly duration: number;
   private readonly every: number;
   private readonly now: () => number;
@@ -153,6 +154,38 @@ class Elector {
 
   get renewEveryMs(): number {
     return this.every;
+  }
+
+  /**
+   * How long after its last renewal this replica still acts as leader: one
+   * renewal period short of the lease's duration, so it has stopped before any
+   * other replica can take the lease (controller-runtime's renew deadline).
+   */
+  private get renewDeadlineMs(): number {
+    return this.duration - this.every;
+  }
+
+  /** Leading, and renewed within the renew deadline (a renewal hanging on the network does not extend it). */
+  isLeader(): boolean {
+    return this.leader && this.now() - this.lastRenew < this.renewDeadlineMs;
+  }
+
+  /** After a renewal: step down by clock at the renew deadline unless renewed again, whatever the requests do. */
+  private renewed(t: number): void {
+    this.lastRenew = t;
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      if (this.leader && this.now() - this.lastRenew >= this.renewDeadlineMs)
+        this.setLeader(
+          false,
+          `not renewed within ${this.renewDeadlineMs / 1000} s: ${this.lastError ?? 'the renewal gets no answer'}`,
+        );
+    }, this.renewDeadlineMs);
+    this.deadline.unref();
+  }
+
+  stopDeadline(): void {
+    clearTimeout(this.deadline);
   }
 
   setLeader(value: boolean, why: string): void {
@@ -184,7 +217,7 @@ class Elector {
       spec: this.spec(t, 0, microTime(t)),
     });
     if (!created) return { leader: false, why: 'another replica created the lease', holder: this.holder };
-    this.lastRenew = t;
+    this.renewed(t);
     return { leader: true, why: 'created the lease', holder: this.opts.identity };
   }
 
@@ -196,7 +229,7 @@ class Elector {
     const acquired = mine ? (lease.spec.acquireTime ?? microTime(t)) : microTime(t);
     const ok = await this.store.write('PUT', { ...lease.object, spec: this.spec(t, transitions, acquired) });
     if (!ok) return { leader: false, why: 'lost a race for the lease', holder: previous };
-    this.lastRenew = t;
+    this.renewed(t);
     const why = mine ? 'renewed' : `took over an expired lease from ${previous || 'nobody'}`;
     return { leader: true, why, holder: this.opts.identity };
   }
@@ -220,7 +253,7 @@ class Elector {
     } catch (err) {
       this.lastError = describeKubeError(err);
       // Step down before our lease could have expired in anyone else's eyes.
-      if (this.leader && this.now() - this.lastRenew >= this.duration - this.every)
+      if (this.leader && this.now() - this.lastRenew >= this.renewDeadlineMs)
         this.setLeader(false, `cannot renew: ${this.lastError}`);
     }
   }
@@ -252,11 +285,11 @@ export function startLeaderElector(opts: LeaseOptions): LeaderElector {
   timer.unref();
 
   return {
-    isLeader: () => elector.leader,
+    isLeader: () => elector.isLeader(),
     describe: () => ({
       lease: `${opts.namespace}/${opts.name}`,
       identity: opts.identity,
-      leader: elector.leader,
+      leader: elector.isLeader(),
       holder: elector.holder ?? null,
       ...(elector.lastError ? { lastError: elector.lastError } : {}),
     }),
@@ -265,6 +298,7 @@ export function startLeaderElector(opts: LeaseOptions): LeaderElector {
       stopped = true;
       clearInterval(timer);
       await running;
+      elector.stopDeadline();
       await elector.release();
     },
   };

@@ -2,7 +2,11 @@
  * One cluster-scoped resource kept in memory with client-node's informer
  * (list, then watch; the informer relists by itself on 410 Gone). On any other
  * error the informer stops: this wrapper starts a fresh one with capped
- * exponential backoff while the last listed objects stay in use. It also
+ * exponential backoff (±20 % jitter, never sooner than a Retry-After) while
+ * the last listed objects stay in use. Every watch asks the server to end it
+ * after 60-120 s (`timeoutSeconds`, resumed from its resourceVersion) and is
+ * cut off here 15 s after that if it has not ended — a watch left silent by a
+ * broken network path is replaced within a bounded time. It also
  * falls back through API versions (v1 → v1beta1) when a version answers 404
  * before ever listing, and reports "absent" when none is served.
  */
@@ -18,28 +22,55 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from './client.js';
-import { describeKubeError, httpStatusOf, withTimeout } from './errors.js';
+import { describeKubeError, httpStatusOf, KubeApiError, withTimeout } from './errors.js';
 
 export interface BackoffOptions {
   /** First delay after an error (default 500 ms). */
   readonly initialMs: number;
-  /** Largest delay (default 30 s). */
+  /** Largest delay before jitter (default 15 s). */
   readonly maxMs: number;
   /** A watch that ran this long without error starts again from initialMs (default 10 s). */
   readonly resetAfterMs: number;
   /** When no version is served, how often to look again (default 60 s). */
   readonly absentRetryMs: number;
-  /** A list that takes longer than this counts as failed (default 30 s). */
+  /** A list that takes longer than this counts as failed (default 10 s). */
   readonly listTimeoutMs: number;
+  /** The server is asked to end each watch after this long, times 1 to 2 (default 60 s). */
+  readonly watchTimeoutMs: number;
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = {
   initialMs: 500,
-  maxMs: 30_000,
+  maxMs: 15_000,
   resetAfterMs: 10_000,
   absentRetryMs: 60_000,
-  listTimeoutMs: 30_000,
+  listTimeoutMs: 10_000,
+  watchTimeoutMs: 60_000,
 };
+
+/** A watch the server has not ended this long after its own timeoutSeconds is cut off here. */
+const WATCH_GRACE_MS = 15_000;
+/** A Retry-After beyond this is not waited for longer (a misconfigured proxy must not park the watch for a day). */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** The wait before restart number `failures`: doubling from initialMs to maxMs, ±20 %, at least the Retry-After. */
+export function restartDelay(backoff: BackoffOptions, failures: number, err: unknown): number {
+  const exponential = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
+  const jittered = Math.round(exponential * (0.8 + 0.4 * Math.random()));
+  const retryAfter = err instanceof KubeApiError ? (err.retryAfterMs ?? 0) : 0;
+  return Math.max(jittered, Math.min(retryAfter, MAX_RETRY_AFTER_MS));
+}
+
+/**
+ * The kubeconfig as client-node's Watch reads it, plus node-fetch's `timeout`:
+ * a watch whose answer does not start within `ms` fails (the Watch's own
+ * 30 s timeout signal is overwritten in client-node 1.4, so it has none).
+ */
+function withFetchTimeout(kc: KubeConfig, ms: number): KubeConfig {
+  const wrapped = Object.create(kc) as KubeConfig;
+  wrapped.applyToFetchOptions = async (opts) => ({ ...(await kc.applyToFetchOptions(opts)), timeout: ms });
+  return wrapped;
+}
 
 /**
  * client-node's Watch, but one that can be stopped while its request is still
@@ -50,6 +81,15 @@ class StoppableWatch extends Watch {
   private stopped = false;
   private readonly controllers = new Set<AbortController>();
 
+  /** `timeoutMs`: the watch's own length (asked of the server, times 1 to 2); `startMs`: until its answer starts. */
+  constructor(
+    kc: KubeConfig,
+    private readonly timeoutMs: number,
+    startMs: number,
+  ) {
+    super(withFetchTimeout(kc, startMs));
+  }
+
   override async watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
@@ -57,11 +97,28 @@ class StoppableWatch extends Watch {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     // `done` may run before super.watch returns (a failed connect or a non-200 answer).
-    const request: { controller?: AbortController; finished?: boolean } = {};
-    const controller = await super.watch(path, queryParams, callback, (err: unknown) => {
+    const request: { controller?: AbortController; finished?: boolean; cutOff?: boolean } = {};
+    const seconds = Math.ceil((this.timeoutMs / 1000) * (1 + Math.random()));
+    const deadline = setTimeout(
+      () => {
+        request.cutOff = true;
+        request.controller?.abort();
+      },
+      seconds * 1000 + WATCH_GRACE_MS,
+    );
+    deadline.unref();
+    const params = { ...queryParams, timeoutSeconds: seconds, allowWatchBookmarks: true };
+    const controller = await super.watch(path, params, callback, (err: unknown) => {
+      clearTimeout(deadline);
       request.finished = true;
       if (request.controller) this.controllers.delete(request.controller);
-      done(err);
+      done(
+        request.cutOff
+          ? new Error(
+              `watch ${path}: not ended ${WATCH_GRACE_MS / 1000} s after its ${seconds} s timeout; replaced`,
+            )
+          : err,
+      );
     });
     request.controller = controller;
     if (this.stopped) controller.abort();
@@ -84,9 +141,14 @@ function makeStoppableInformer<T extends KubernetesObject>(
   kc: KubeConfig,
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
-  fieldSelector?: string,
+  opts: {
+    readonly fieldSelector: string | undefined;
+    readonly watchTimeoutMs: number;
+    readonly startTimeoutMs: number;
+  },
 ): { informer: Informer<T> & ObjectCache<T>; stop: () => void } {
-  const watch = new StoppableWatch(kc);
+  const watch = new StoppableWatch(kc, opts.watchTimeoutMs, opts.startTimeoutMs);
+  const fieldSelector = opts.fieldSelector;
   const informer = new ListWatch<T>(path, watch, list, false, undefined, fieldSelector);
   return {
     informer,
@@ -113,7 +175,9 @@ export type WatchState = 'starting' | 'synced' | 'restarting' | 'absent' | 'stop
 export function listOf<T extends KubernetesObject>(answer: unknown): KubernetesListObject<T> {
   const list = asRecord(answer);
   const listed = own(list, 'items');
-  const items = (Array.isArray(listed) ? (listed as unknown[]) : []).filter((i) => asRecord(i) !== undefined);
+  // An answer without items is not a list (a proxy's page, a cut-off answer): the last objects stay.
+  if (!Array.isArray(listed)) throw new Error('the list answer has no items array');
+  const items = (listed as unknown[]).filter((i) => asRecord(i) !== undefined);
   const resourceVersion = own(asRecord(own(list, 'metadata')), 'resourceVersion');
   return {
     metadata: typeof resourceVersion === 'string' ? { resourceVersion } : {},
@@ -334,7 +398,11 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
       this.opts.client.config,
       path,
       this.lister(version, path, live, (): ObjectCache<T> => made.informer),
-      this.opts.fieldSelector,
+      {
+        fieldSelector: this.opts.fieldSelector,
+        watchTimeoutMs: this.backoff.watchTimeoutMs,
+        startTimeoutMs: this.backoff.listTimeoutMs,
+      },
     );
     const changed = (): void => {
       if (!live()) return;
@@ -389,7 +457,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     if (Date.now() - this.launchedAt >= backoff.resetAfterMs) this.failures = 0;
     this.failures++;
     const failures = this.failures;
-    const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
+    const delay = restartDelay(backoff, failures, err);
     this.lastErrorText = describeKubeError(err);
     if (this.watchState !== 'starting') this.watchState = 'restarting';
     this.log.warn(

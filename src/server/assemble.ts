@@ -175,11 +175,13 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     close: async () => {
       closing = true;
       certificates.stop();
+      // The audit's lease is released while requests finish, not after: within the shutdown timeout.
+      const auditStopped = audit.stop();
       // Fastify's close stops accepting, closes idle keep-alive connections and
       // waits for in-flight requests; responses meanwhile carry Connection: close.
       await app.close();
       await health.close();
-      await audit.stop();
+      await auditStopped;
       await inputs.close();
     },
   };

@@ -68,4 +68,46 @@ describe('startAuditLoop afterPass', () => {
     expect(loop.describe()['lastError']).toBeUndefined();
     expect(loop.lastResult()?.violations).toBe(1);
   });
+
+  it('a leader that loses the lease mid-pass asks for no further page and writes nothing', async () => {
+    const { logger, lines } = capturingLogger();
+    let leading = true;
+    const pagesAsked: number[] = [];
+    const written: AuditResult[] = [];
+    const page = (n: number): GatewayPage => ({
+      items: [
+        gateway('apps', `g${n}`, {
+          spec: [{ type: 'IPAddress', value: '192.168.1.1', routability: 'Cluster' }],
+        }),
+      ],
+      page: n,
+      restarted: false,
+    });
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        for (let n = 1; n <= 5; n++) {
+          pagesAsked.push(n);
+          // The renew deadline passes while page 2 is being read.
+          if (n === 2) leading = false;
+          yield page(n);
+        }
+      },
+      judge: () => judgeWithContext(baseContext({ ranges: ranges('10.96.0.0/12') })),
+
+      leading: () => leading,
+      afterPass: async (result) => {
+        written.push(result);
+      },
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    await until(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the abandoned pass');
+    expect(pagesAsked).toEqual([1, 2]);
+    expect(written).toEqual([]);
+    expect(String(lines.find((l) => l.msg.startsWith('audit pass failed'))!['err'])).toContain(
+      'no longer the audit leader',
+    );
+  });
 });

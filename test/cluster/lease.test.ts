@@ -21,6 +21,7 @@ function elector(
   identity: string,
   kubeconfig = fake.kubeconfigPath,
   logger = capturingLogger().logger,
+  timing = { leaseDurationMs: 1_000, renewEveryMs: 100 },
 ): LeaderElector {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -30,8 +31,7 @@ function elector(
     name: 'audit',
     identity,
     logger,
-    leaseDurationMs: 1_000,
-    renewEveryMs: 100,
+    ...timing,
   });
   electors.push(e);
   return e;
@@ -152,5 +152,25 @@ describe('leader election over a Lease', () => {
     );
     expect(String(a.describe()['lastError'])).not.toBe('');
     fake = await FakeApiServer.start(); // for afterEach
+  });
+
+  it('a renewal hanging on the network does not extend leadership: stepped down by the renew deadline, before expiry', async () => {
+    // Renew deadline 1,000 - 400 = 600 ms; each request may hang 400 ms, and ticks queue behind it.
+    const a = elector('pod-a', fake.kubeconfigPath, capturingLogger().logger, {
+      leaseDurationMs: 1_000,
+      renewEveryMs: 400,
+    });
+    await until(() => a.isLeader(), 'pod-a leading');
+    fake.faults.add({ resource: 'leases' }, { kind: 'hang' });
+    const renewTime = () =>
+      Date.parse(
+        String((fake.leases.get('routability/audit')?.['spec'] as Record<string, unknown>)['renewTime']),
+      );
+    const lastRenew = renewTime();
+    await until(() => !a.isLeader(), 'stepping down', 5_000);
+    const steppedDownAfter = Date.now() - lastRenew;
+    expect(renewTime()).toBe(lastRenew);
+    expect(steppedDownAfter).toBeGreaterThanOrEqual(590);
+    expect(steppedDownAfter).toBeLessThan(1_000);
   });
 });

@@ -272,7 +272,13 @@ describe('ServiceCIDR watch', () => {
     const warnings = h.lines.filter(
       (l) => l.msg === 'watch failed; keeping the last known objects and restarting',
     );
-    expect(warnings.map((w) => w['retryInMs'])).toEqual([20, 40]);
+    // Doubling from 20 ms, each wait ±20 % (jitter).
+    const waits = warnings.map((w) => w['retryInMs'] as number);
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(16);
+    expect(waits[0]).toBeLessThanOrEqual(24);
+    expect(waits[1]).toBeGreaterThanOrEqual(32);
+    expect(waits[1]).toBeLessThanOrEqual(48);
     fake.put('servicecidrs', serviceCidr('later', ['10.101.0.0/16']));
     await eventually(() => decide(h, '10.101.0.5').allowed, 'events after recovery');
   });
