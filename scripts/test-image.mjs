@@ -18,7 +18,15 @@
 import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:https';
 import { get as httpGet } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -473,6 +481,56 @@ async function exercise(tree) {
   }
 }
 
+/**
+ * The CLI from the image, as docs/install.md shows it: `podman run … TAG check -f …` on a mounted
+ * manifest, with the pod's restrictions and no network. The fixture's out-of-range Cluster address
+ * must be reported with its field and the run must exit 1 (violations found).
+ */
+async function cliFromImage(tree) {
+  // A folder of its own, readable by the image's non-root user (the tree's temporary folder is 0700).
+  const dir = mkdtempSync(join(tmpdir(), 'image-cli-'));
+  chmodSync(dir, 0o755);
+  const manifest = join(dir, 'gateways.yaml');
+  writeFileSync(manifest, readFileSync(join(tree, 'test/fixtures/check/manifests/gateways.yaml')), {
+    mode: 0o644,
+  });
+  const flags = [
+    ...(await ulimitFlags()),
+    '--rm',
+    '--read-only',
+    '--network=none',
+    '--user',
+    '65532:65532',
+    '--cap-drop=ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '-v',
+    `${manifest}:/work/gateways.yaml:ro`,
+  ];
+  const help = await podman(['run', ...flags, TAG, '--help'], { timeoutMs: 120_000 });
+  check(
+    'the image runs the CLI: --help exits 0 and lists check',
+    help.code === 0 && /\bcheck\b/.test(help.stdout),
+    help.stderr,
+  );
+  const args = [
+    'check',
+    '-f',
+    '/work/gateways.yaml',
+    '--service-cidr',
+    '10.96.0.0/12',
+    '--gep-revision',
+    'provisional',
+  ];
+  const r = await podman(['run', ...flags, TAG, ...args], { timeoutMs: 120_000 });
+  check(
+    'the image runs the CLI: check on a mounted manifest exits 1 naming spec.addresses[1].value',
+    r.code === 1 && r.stdout.includes('spec.addresses[1].value: Invalid value: "192.168.1.5"'),
+    `exit ${r.code}: ${(r.stdout + r.stderr).slice(0, 400)}`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+}
+
 async function main() {
   for (const tool of ['podman', 'git', 'tar', 'openssl']) {
     if (!(await which(tool))) {
@@ -505,6 +563,7 @@ async function main() {
     figure('image size', `${mb(size)} (${mib(size)})`);
     await checkLayers(tree, secrets);
     await exercise(tree);
+    await cliFromImage(tree);
   } finally {
     rmSync(secretsDir, { recursive: true, force: true });
     rmSync(tree, { recursive: true, force: true });
