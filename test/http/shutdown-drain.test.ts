@@ -136,14 +136,21 @@ describe('drain at shutdown', () => {
       agent.on('free', (s: Socket) => sockets.push(s));
       expect((await get(port, agent)).body).toBe('ok');
       const socket = sockets[0]!;
-      let ended = false;
-      socket.once('end', () => (ended = true));
+      let failure: string | undefined;
+      socket.once('error', (err: NodeJS.ErrnoException) => (failure = err.code ?? err.message));
+      const clientClosed = once(socket, 'close');
       const closedAt = performance.now();
       server.close();
       await once(server, 'close');
       const tookMs = performance.now() - closedAt;
-      // Closed by the server with a FIN (the client saw 'end'), not a reset and not by the client.
-      expect(ended).toBe(true);
+      // The server may count the connection gone before the client has read the FIN: wait for the
+      // client's side too (bounded), then judge how it ended. Node 24's agent keeps a free socket
+      // paused, so 'end' is not emitted there; an orderly close is 'close' without an error.
+      const how = await Promise.race([
+        clientClosed.then(([hadError]) => (hadError ? 'closed with an error' : 'closed')),
+        new Promise((r) => setTimeout(() => r('still open'), 2_000)),
+      ]);
+      expect({ how, failure }).toEqual({ how: 'closed', failure: undefined });
       // Not at once (it had just been used), and not only at the 60 s keep-alive timeout.
       expect(tookMs).toBeGreaterThanOrEqual(DRAIN_IDLE_MS - 200);
       expect(tookMs).toBeLessThan(DRAIN_IDLE_MS * 10);
