@@ -107,7 +107,7 @@ describe('links and anchors', () => {
     const text = [
       '# A page: `with-code` and § signs',
       'See [here](#a-page-with-code-and--signs), [there](install.md#no-such-step),',
-      '[gone](nowhere.md), [out](../../shared/x.md) and [fine](install.md#3-install-permissive).',
+      '[gone](nowhere.md), [out](../../outside/x.md) and [fine](install.md#3-install-permissive).',
       '```sh',
       'echo "[not a link](nowhere.md)"',
       '```',
@@ -117,7 +117,7 @@ describe('links and anchors', () => {
       ['#a-page-with-code-and--signs', 'docs/planted.md does not exist'],
       ['install.md#no-such-step', 'docs/install.md has no heading with the anchor #no-such-step'],
       ['nowhere.md', 'docs/nowhere.md does not exist'],
-      ['../../shared/x.md', 'points outside the repository (../shared/x.md)'],
+      ['../../outside/x.md', 'points outside the repository (../outside/x.md)'],
       ['install.md#3-install-permissive', undefined],
     ]);
     expect([...anchors(text)]).toEqual(['a-page-with-code-and--signs']);
