@@ -12,7 +12,6 @@ import { asRecord, own } from '../json/record.js';
 import type { GepRevision } from '../rules/index.js';
 import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
 import {
-  provisionalRoutabilitySchema,
   routabilitySchemaFor,
   type ExperimentalRoutabilitySchema,
   type ProvisionalRoutabilitySchema,
@@ -29,11 +28,6 @@ export type JsonPatchOp =
   | { readonly op: 'add'; readonly path: string; readonly value: unknown };
 
 export type RoutabilitySchema = ProvisionalRoutabilitySchema | ExperimentalRoutabilitySchema;
-
-/** The provisional (seed) schema; kept under this name for existing callers. */
-export function routabilitySchema(): ProvisionalRoutabilitySchema {
-  return provisionalRoutabilitySchema();
-}
 
 /** JSON pointer of the routability property of one address list in one version. */
 export function routabilityPointer(versionIndex: number, list: (typeof ADDRESS_LISTS)[number]): string {
@@ -123,11 +117,6 @@ export function gatewayCrdProblems(doc: unknown): string[] {
     }
   });
   return problems;
-}
-
-/** True when any served version declares routability in spec or status addresses. */
-export function hasRoutability(doc: unknown): boolean {
-  return revisionOfGatewayCrd(doc).kind !== 'field-missing';
 }
 
 export class JsonPatchError extends Error {}

@@ -39,8 +39,4 @@ export class FieldPath {
     const cut = this.segments.findIndex((s) => typeof s === 'number');
     return cut < 0 ? this : new FieldPath(this.segments.slice(0, cut + 1));
   }
-
-  equals(other: FieldPath): boolean {
-    return this.toString() === other.toString();
-  }
 }
