@@ -58,7 +58,9 @@ export interface RevisionSelectDeps {
 /**
  * --gep-revision provisional|experimental: fixed. auto: the cluster's Gateway
  * CRD, watched live, when there are credentials; provisional without any
- * (DESIGN: no cluster, the seed), or when --dev ignored an unusable kubeconfig.
+ * (no cluster means no CRD to read, and provisional is the revision every
+ * behaviour from before the revisions existed keeps; docs/gep-revisions.md),
+ * or when --dev ignored an unusable kubeconfig.
  * Otherwise credentials that cannot be loaded are a cluster that cannot be
  * read: not ready, naming the flag.
  */

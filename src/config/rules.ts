@@ -102,7 +102,7 @@ export function ruleSettingsFrom(flags: FlagValues<typeof RULE_FLAGS>): Parsed<R
   };
 }
 
-/** The revision without a cluster: the flag's, or provisional for auto (DESIGN §2.5). */
+/** The revision without a cluster: the flag's, or provisional for auto (docs/gep-revisions.md). */
 export function offlineRevision(setting: GepRevisionSetting): GepRevision {
   return setting === 'auto' ? 'provisional' : setting;
 }
