@@ -6,7 +6,7 @@
  * line per Gateway whose findings changed since the previous pass.
  */
 import type { Logger } from 'pino';
-import type { GatewayPage } from '../cluster/gateway-pages.js';
+import type { GatewayPage } from './gateway-pages.js';
 import { clearAudit, recordAudit, type AuditMetrics } from './metrics.js';
 import { auditPass, type AuditResult, type AuditedGateway, type JudgeGateway } from './pass.js';
 

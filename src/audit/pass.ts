@@ -5,7 +5,7 @@
  * findings, not the size of the cluster. Between pages (and every few
  * Gateways) the pass yields to the event loop, so admission is never starved.
  */
-import type { GatewayPage } from '../cluster/gateway-pages.js';
+import type { GatewayPage } from './gateway-pages.js';
 
 export type AuditSeverity = 'violation' | 'warning';
 

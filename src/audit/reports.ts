@@ -6,10 +6,8 @@
  * PolicyReport `wgpolicyk8s.io/v1alpha2` and OpenReports `openreports.io/v1alpha1`.
  * Only building happens here; writing is the report writer's job.
  */
+import type { AuditReportsMode } from '../config/serve.js';
 import type { AuditFinding, AuditResult, AuditedGateway } from './pass.js';
-
-export const AUDIT_REPORTS = ['none', 'policyreport', 'openreports'] as const;
-export type AuditReportsMode = (typeof AUDIT_REPORTS)[number];
 
 export interface ReportApi {
   readonly group: string;

@@ -10,11 +10,14 @@ import type { RuleInputs } from '../inputs/rule-inputs.js';
 import type * as ClusterIndex from '../cluster/index.js';
 import { kubeClient, type KubeClient } from '../kube/client.js';
 import { findKubeconfig, NO_KUBECONFIG_REASON } from '../kube/kubeconfig-source.js';
+import { gatewayPageFetcher, gatewayPages } from './gateway-pages.js';
 import { judgeWithContext } from './judge.js';
 import { startAuditLoop, type AuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
 import { leaseIdentity } from './identity.js';
-import { REPORT_APIS, type AuditReportsMode } from './reports.js';
+import { startReportWriter } from './report-writer.js';
+import type { AuditReportsMode } from '../config/serve.js';
+import { REPORT_APIS } from './reports.js';
 
 export interface ServerAuditDeps {
   readonly intervalMs: number;
@@ -97,7 +100,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     return off(found.reason);
   }
   const { cluster, loaded, client } = found;
-  const fetch = cluster.gatewayPageFetcher(client, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
+  const fetch = gatewayPageFetcher(client, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
   const metrics = auditMetrics(deps.registry);
   const who = leaseIdentity(deps.env ?? process.env);
   // The elector reports to the loop, which reads the elector: the loop is set right after both exist.
@@ -116,11 +119,11 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
   });
   const mode = deps.reports ?? 'none';
   const writer =
-    mode === 'none' ? undefined : cluster.startReportWriter({ client, api: REPORT_APIS[mode], logger: log });
+    mode === 'none' ? undefined : startReportWriter({ client, api: REPORT_APIS[mode], logger: log });
   const running = startAuditLoop({
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
-    listPages: () => cluster.gatewayPages(fetch),
+    listPages: () => gatewayPages(fetch),
     judge: () => judgeNow(deps),
     onInputsChange: (listener) => deps.inputs.onChange(listener),
     leading: () => elector.isLeader(),

@@ -5,6 +5,7 @@
  */
 import { resolveContext } from '../check/context.js';
 import { AUDIT_FORMATTERS, type AuditReport } from '../audit/format.js';
+import { gatewayPageFetcher, gatewayPages } from '../audit/gateway-pages.js';
 import { judgeWithContext } from '../audit/judge.js';
 import { AUDIT_FLAGS, auditHelp, auditOptionsFrom } from '../audit/options.js';
 import { auditPass } from '../audit/pass.js';
@@ -25,16 +26,16 @@ export const command = defineCommand({
     const resolved = await resolveContext({ ...options, fromCluster: true }, io.env);
     // check's errors name its --from-cluster flag, which audit does not have: audit always reads the cluster.
     if (!resolved.ok) return fail(resolved.error.replace(/^--from-cluster: /, ''), { hint: resolved.usage });
-    const cluster = await import('../cluster/index.js');
+    const { loadKubeconfig } = await import('../kube/kubeconfig.js');
     let loaded;
     try {
-      loaded = cluster.loadKubeconfig({ kubeconfig: options.kubeconfig, env: io.env });
+      loaded = loadKubeconfig({ kubeconfig: options.kubeconfig, env: io.env });
     } catch (err) {
       await resolved.allocations?.close();
       return fail((err as Error).message);
     }
     const client = kubeClient(loaded.kc);
-    const fetch = cluster.gatewayPageFetcher(client, {
+    const fetch = gatewayPageFetcher(client, {
       namespace: options.namespace,
       pageSize: options.pageSize,
       timeoutMs: PAGE_TIMEOUT_MS,
@@ -42,7 +43,7 @@ export const command = defineCommand({
     let result;
     try {
       result = await auditPass(
-        cluster.gatewayPages(fetch),
+        gatewayPages(fetch),
         judgeWithContext(resolved.ctx, resolved.allocations?.prefetch),
       );
     } catch (err) {

@@ -1,10 +1,8 @@
 /**
- * Kubernetes I/O for the one-shot commands (`check --from-cluster`, `audit`):
- * the service ranges and allocated IPs read once, credentials, and the
- * cluster's stored Gateways page by page.
+ * Kubernetes I/O loaded lazily by the commands and the audit (client-node is
+ * loaded only when there are credentials): the service ranges and allocated
+ * IPs read once, credentials, and the audit's Lease.
  */
 export { readClusterSnapshot, type ClusterSnapshot, type SnapshotOptions } from './snapshot.js';
 export { loadKubeconfig } from '../kube/kubeconfig.js';
-export { gatewayPageFetcher, gatewayPages, type GatewayPage } from './gateway-pages.js';
 export { startLeaderElector, type LeaderElector } from './lease.js';
-export { startReportWriter, type ReportWriter } from './report-writer.js';

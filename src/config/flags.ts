@@ -3,11 +3,19 @@
  * as a `FlagDefinitions` object (`as const satisfies FlagDefinitions`), and
  * `parseFlags` returns values whose types come from those declarations:
  * a `port` flag is a number, a `list` flag a string array, a flag with
- * `choices` the union of its choices, and a flag with no default may be
- * undefined. Each flag `--some-flag` also reads `ROUTABILITY_WEBHOOK_SOME_FLAG`
+ * `choices` the union of its choices, a `duration` flag milliseconds, and a
+ * flag with no default may be undefined. Each flag `--some-flag` also reads `ROUTABILITY_WEBHOOK_SOME_FLAG`
  * (the command line wins) unless it is declared `noEnv`.
  */
 import { parseArgs } from 'node:util';
+
+export interface DurationBounds {
+  /** Bounds as the flag's help and errors spell them (`10s`, `24h`). */
+  readonly min: string;
+  readonly max: string;
+  /** `0` turns the feature off (value 0). */
+  readonly zeroIsOff?: boolean;
+}
 
 interface FlagCommon {
   readonly short?: string;
@@ -24,7 +32,8 @@ export type FlagDefinition =
     })
   | (FlagCommon & { readonly kind: 'list'; readonly default?: readonly string[] })
   | (FlagCommon & { readonly kind: 'boolean'; readonly default?: boolean })
-  | (FlagCommon & { readonly kind: 'port' | 'integer'; readonly default?: number });
+  | (FlagCommon & { readonly kind: 'port' | 'integer'; readonly default?: number })
+  | (FlagCommon & DurationBounds & { readonly kind: 'duration'; readonly default?: string });
 
 export type FlagDefinitions = Readonly<Record<string, FlagDefinition>>;
 
@@ -33,7 +42,7 @@ type ValueOf<D> = D extends { readonly kind: 'boolean' }
   ? boolean
   : D extends { readonly kind: 'list' }
     ? readonly string[]
-    : D extends { readonly kind: 'port' | 'integer' }
+    : D extends { readonly kind: 'port' | 'integer' | 'duration' }
       ? number
       : D extends { readonly choices: readonly (infer C)[] }
         ? C
@@ -91,8 +100,34 @@ function convertNumber(kind: 'port' | 'integer', text: string, from: string): Pa
   return { ok: true, value: n };
 }
 
-function convert(def: FlagDefinition, raw: RawValue, from: string): Parsed<AnyFlagValue> {
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000 };
+
+function milliseconds(text: string): number {
+  const m = /^(\d{1,6})(s|m|h)$/.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : Number.NaN;
+}
+
+/**
+ * A `duration` flag's text: `0` (off, where the flag allows it) or a whole
+ * number of seconds, minutes or hours (`90s`, `5m`, `1h`) within the flag's
+ * bounds, in milliseconds.
+ */
+export function parseDuration(text: string, bounds: DurationBounds, flag: string): Parsed<number> {
+  if (bounds.zeroIsOff && text === '0') return { ok: true, value: 0 };
+  const ms = milliseconds(text);
+  if (!Number.isFinite(ms) || ms < milliseconds(bounds.min) || ms > milliseconds(bounds.max))
+    return {
+      ok: false,
+      error: `${flag}: "${text}" is not ${bounds.zeroIsOff ? '0 (off) or ' : ''}a duration from ${bounds.min} to ${bounds.max} (e.g. 90s, 5m, 1h)`,
+    };
+  return { ok: true, value: ms };
+}
+
+function convert(def: FlagDefinition, raw: RawValue, from: string, name: string): Parsed<AnyFlagValue> {
   switch (def.kind) {
+    case 'duration':
+      // Its error names the flag wherever the value came from, as it always has.
+      return parseDuration(String(raw), def, `--${name}`);
     case 'boolean':
       return convertBoolean(typeof raw === 'boolean' ? raw : String(raw), from);
     case 'list':
@@ -130,9 +165,10 @@ function flagValue(
   fromArgv: RawValue | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): Parsed<AnyFlagValue> {
-  if (fromArgv !== undefined) return convert(def, fromArgv, `--${name}`);
+  if (fromArgv !== undefined) return convert(def, fromArgv, `--${name}`, name);
   const envValue = def.noEnv ? undefined : env[envName(name)];
-  if (envValue !== undefined && envValue !== '') return convert(def, envValue, envName(name));
+  if (envValue !== undefined && envValue !== '') return convert(def, envValue, envName(name), name);
+  if (def.kind === 'duration' && def.default !== undefined) return convert(def, def.default, '', name);
   return { ok: true, value: def.default };
 }
 

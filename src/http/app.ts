@@ -9,14 +9,15 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
-import { admissionRoutes, parseTimeoutParam, type Respond } from './admission-routes.js';
+import { admissionRoutes, parseTimeoutParam } from './admission-routes.js';
 import { HttpError, readJsonBodyWithin } from './body.js';
 import { BODY_WAIT_MS, createBodyBudget, DEFAULT_BODY_BUDGET, type BodyBudget } from './body-budget.js';
 import { HANDSHAKE_TIMEOUT_MS } from './connections.js';
+import { errorAnswer, type Respond } from './error-answer.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { clip } from './log-text.js';
 import type { ServerMetrics } from './metrics.js';
-import { createReviewRecorders, type ReviewRecorder } from './review-record.js';
+import { createReviewRecorders } from './review-record.js';
 import { TLS_POLICY } from './tls.js';
 
 export interface AppDeps {
@@ -141,37 +142,12 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, 
   });
 }
 
-type RequestError = Error & { statusCode?: number; closeConnection?: boolean };
-
-/** Unknown routes get a 404 and failed requests a 400, 413 or 500, each as a JSON error. */
-function registerErrorAnswers(
-  app: FastifyInstance,
-  logger: Logger,
-  recorders: (webhook: 'validate' | 'mutate') => ReviewRecorder,
-  respond: Respond,
-): void {
+/** Unknown routes get a 404; requests failing outside the admission routes a 400, 413, 429 or 500. */
+function registerErrorAnswers(app: FastifyInstance, logger: Logger, respond: Respond): void {
   app.setNotFoundHandler((request, reply) => {
     respond(reply, 404, { error: `no route for ${request.method} ${clip(request.url.split('?')[0])}` });
   });
-  app.setErrorHandler((err: RequestError, request, reply) => {
-    const status =
-      err.statusCode === 413 || err.statusCode === 429
-        ? err.statusCode
-        : err.statusCode && err.statusCode < 500
-          ? 400
-          : 500;
-    if (status === 500) logger.error({ err, url: clip(request.url) }, 'unexpected error handling a request');
-    else
-      logger.warn(
-        { status, reason: clip(err.message), url: clip(request.url.split('?')[0]) },
-        'rejected request',
-      );
-    if (err.closeConnection || status === 413) void reply.header('connection', 'close');
-    if (status === 429) void reply.header('retry-after', '1');
-    const route = request.url.split('?')[0]?.slice(1);
-    if (route === 'validate' || route === 'mutate') recorders(route).failed(status);
-    respond(reply, status, { error: status === 500 ? 'internal error' : err.message });
-  });
+  app.setErrorHandler(errorAnswer(logger, respond));
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -189,12 +165,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.config.maxBodyBytes,
     deps.bodyBudget ?? createBodyBudget(DEFAULT_BODY_BUDGET),
   );
-  registerErrorAnswers(app, deps.logger, recorders, respond);
+  registerErrorAnswers(app, deps.logger, respond);
   void app.register(admissionRoutes, {
     inputs: deps.inputs,
     metrics: deps.metrics,
     recorders,
     respond,
+    logger: deps.logger,
   });
   return app;
 }

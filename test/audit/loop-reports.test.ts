@@ -6,7 +6,7 @@ import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { AuditResult } from '../../src/audit/pass.js';
-import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
+import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
 import { capturingLogger } from '../cluster/helpers.js';
 import { gateway } from '../cluster/fake-apiserver.js';

@@ -4,7 +4,7 @@ import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
 import { changeListeners } from '../../src/cluster/changes.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
-import type { GatewayPage } from '../../src/cluster/gateway-pages.js';
+import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
 import { capturingLogger } from '../cluster/helpers.js';

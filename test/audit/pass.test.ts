@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/cluster/gateway-pages.js';
+import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/audit/gateway-pages.js';
 import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { RuleContext } from '../../src/rules/index.js';

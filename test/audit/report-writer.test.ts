@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { kubeClient } from '../../src/kube/client.js';
 import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
-import { startReportWriter } from '../../src/cluster/report-writer.js';
+import { startReportWriter } from '../../src/audit/report-writer.js';
 import { auditPass, type AuditResult } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';

@@ -10,7 +10,7 @@
  * later pass finds it served; the audit itself goes on either way.
  */
 import type { Logger } from 'pino';
-import type { AuditResult } from '../audit/pass.js';
+import type { AuditResult } from './pass.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -20,7 +20,7 @@ import {
   seenTimestamps,
   type ReportApi,
   type ReportObject,
-} from '../audit/reports.js';
+} from './reports.js';
 import { asRecord, own, type JsonRecord } from '../json/record.js';
 import type { KubeClient, KubeMethod } from '../kube/client.js';
 import { describeKubeError, httpStatusOf } from '../kube/errors.js';

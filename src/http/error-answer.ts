@@ -1,0 +1,40 @@
+/**
+ * The answer to a request that failed before or instead of a review answer: a
+ * 400, 413, 429 or 500 as a JSON error, logged once. The app's root handler
+ * answers requests outside the admission routes; each admission route
+ * registers its own handler (Fastify encapsulation), which also counts the
+ * failure for its webhook.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { clip } from './log-text.js';
+import type { ReviewRecorder } from './review-record.js';
+
+/** Sends a JSON answer (an object, or a string already serialised) with an HTTP status. */
+export type Respond = (reply: FastifyReply, code: number, payload: string | object) => void;
+
+type RequestError = Error & { statusCode?: number; closeConnection?: boolean };
+
+export type ErrorHandler = (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+
+function statusOf(err: RequestError): number {
+  if (err.statusCode === 413 || err.statusCode === 429) return err.statusCode;
+  return err.statusCode && err.statusCode < 500 ? 400 : 500;
+}
+
+/** An error handler that logs and answers; `record` counts the failure for a webhook's route. */
+export function errorAnswer(logger: Logger, respond: Respond, record?: ReviewRecorder): ErrorHandler {
+  return (err: RequestError, request, reply) => {
+    const status = statusOf(err);
+    if (status === 500) logger.error({ err, url: clip(request.url) }, 'unexpected error handling a request');
+    else
+      logger.warn(
+        { status, reason: clip(err.message), url: clip(request.url.split('?')[0]) },
+        'rejected request',
+      );
+    if (err.closeConnection || status === 413) void reply.header('connection', 'close');
+    if (status === 429) void reply.header('retry-after', '1');
+    record?.failed(status);
+    respond(reply, status, { error: status === 500 ? 'internal error' : err.message });
+  };
+}
