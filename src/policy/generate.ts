@@ -54,7 +54,7 @@ const INDEXES = `[${Array.from({ length: MAX_ADDRESSES }, (_, i) => String(i)).j
 const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";
 
 /** The variables every policy shares: the lists under review, the stored ones' keys, and the ranges. */
-function baseVariables(revision: PolicySettings['revision']): { name: string; expression: string }[] {
+export function baseVariables(revision: PolicySettings['revision']): { name: string; expression: string }[] {
   const cidrs = (key: string) =>
     `params != null && has(params.data) && ${JSON.stringify(key).replace(/"/g, "'")} in params.data ? ` +
     `params.data.${key}.split(',').map(c, c.trim()).filter(c, isCIDR(c)) : []`;
@@ -87,7 +87,7 @@ function baseVariables(revision: PolicySettings['revision']): { name: string; ex
 const variableName = (rule: RuleCel) => `${rule.list}${rule.code}`;
 const oldKeys = (list: ListName) => (list === 'spec' ? 'variables.oldSpecKeys' : 'variables.oldStatusKeys');
 
-function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
+export function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
   const name = variableName(rule);
   const unchanged = `(${entryKey('a', rule.list, revision)} in ${oldKeys(rule.list)})`;
   return [
@@ -99,7 +99,7 @@ function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
   ];
 }
 
-function validation(rule: RuleCel) {
+export function validation(rule: RuleCel) {
   const name = variableName(rule);
   const at = `variables.${name}At`;
   const entry = `variables.${rule.list}[${at}]`;
@@ -120,7 +120,25 @@ export function actionOf(rule: RuleCel, settings: PolicySettings): PolicyAction 
   return policy === 'enforce' ? 'deny' : 'warn';
 }
 
-const ANNOTATION = 'gateway-routability-webhook.io';
+export const ANNOTATION = 'gateway-routability-webhook.io';
+
+/** The policy's spec apart from its variables and validations: the same for every setting. */
+export function policySpecFrame() {
+  return {
+    failurePolicy: 'Fail',
+    paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+    matchConstraints: {
+      resourceRules: [
+        {
+          apiGroups: ['gateway.networking.k8s.io'],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['gateways', 'gateways/status'],
+        },
+      ],
+    },
+  };
+}
 
 function policyObject(
   action: PolicyAction,
@@ -139,18 +157,7 @@ function policyObject(
       },
     },
     spec: {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ['gateway.networking.k8s.io'],
-            apiVersions: ['*'],
-            operations: ['CREATE', 'UPDATE'],
-            resources: ['gateways', 'gateways/status'],
-          },
-        ],
-      },
+      ...policySpecFrame(),
       variables: [
         ...baseVariables(settings.revision),
         ...rules.flatMap((r) => ruleVariables(r, settings.revision)),

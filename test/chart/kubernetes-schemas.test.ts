@@ -3,6 +3,8 @@
 // checked by hand against the fields those operators require.
 import {
   MutatingWebhookConfiguration,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
   ValidatingWebhookConfiguration,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
@@ -28,6 +30,8 @@ interface Validatable {
 const models: Record<string, new (data: never) => Validatable> = {
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration': MutatingWebhookConfiguration,
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': ValidatingWebhookConfiguration,
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': ValidatingAdmissionPolicy,
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': ValidatingAdmissionPolicyBinding,
   'apps/v1/Deployment': Deployment,
   'batch/v1/Job': Job,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,

@@ -724,7 +724,7 @@ describe.skipIf(skipReason !== undefined)('opt-in extras (ci/extras-values.yaml)
   });
 
   it('Grafana dashboard ConfigMap holds valid JSON that queries the webhook metrics', () => {
-    const cm = one(docs, 'ConfigMap');
+    const cm = one(docs, 'ConfigMap', `${FULLNAME}-dashboard`);
     expect(cm.metadata.namespace).toBe('monitoring');
     expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
     const dashboard = JSON.parse(cm.data['gateway-routability-webhook.json']);

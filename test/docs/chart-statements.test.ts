@@ -78,6 +78,7 @@ describe.skipIf(noHelm !== undefined)('RBAC: the chart README table is what the 
       render({ set: { 'webhook.audit.reports': 'policyreport' } }),
       render({ set: { 'webhook.audit.reports': 'openreports' } }),
       render({ setJson: { 'crdPatch.enabled': true } }),
+      render({ setJson: { 'policy.enabled': true } }),
     ]);
     const rendered = [...new Set(renders.flatMap(rbacRules))].sort();
     const table = tableAfter(read(CHART_README), '## RBAC it creates').map((r) => {
