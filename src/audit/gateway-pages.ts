@@ -7,9 +7,9 @@
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from '../kube/client.js';
 import { describeKubeError, httpStatusOf } from '../kube/errors.js';
+import { GATEWAY_API_GROUP } from '../rules/index.js';
 
-export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-export const GATEWAY_VERSION = 'v1';
+const GATEWAY_VERSION = 'v1';
 
 export interface GatewayPage {
   readonly items: readonly unknown[];
@@ -36,7 +36,7 @@ export type FetchGatewayPage = (
 /** Lists Gateways page by page through the kube client (`limit`, `continue`). */
 export function gatewayPageFetcher(client: KubeClient, options: GatewayListOptions): FetchGatewayPage {
   const where = options.namespace === undefined ? '' : `/namespaces/${encodeURIComponent(options.namespace)}`;
-  const path = `/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}${where}/gateways`;
+  const path = `/apis/${GATEWAY_API_GROUP}/${GATEWAY_VERSION}${where}/gateways`;
   return async (continueToken) => {
     const query: Record<string, string> = { limit: String(options.pageSize) };
     if (continueToken !== undefined) query['continue'] = continueToken;
@@ -70,7 +70,9 @@ export async function* gatewayPages(fetchPage: FetchGatewayPage): AsyncGenerator
         page = 0;
         continue;
       }
-      throw new Error(`listing Gateways (${GATEWAY_GROUP}/${GATEWAY_VERSION}): ${describeKubeError(err)}`);
+      throw new Error(
+        `listing Gateways (${GATEWAY_API_GROUP}/${GATEWAY_VERSION}): ${describeKubeError(err)}`,
+      );
     }
     page++;
     yield { items: result.items, page, restarted: announceRestart };

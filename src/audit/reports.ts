@@ -7,6 +7,7 @@
  * Only building happens here; writing is the report writer's job.
  */
 import type { AuditReportsMode } from '../config/serve.js';
+import { GATEWAY_API_GROUP } from '../rules/index.js';
 import type { AuditFinding, AuditResult, AuditedGateway } from './pass.js';
 
 export interface ReportApi {
@@ -95,7 +96,7 @@ function resultOf(g: AuditedGateway, f: AuditFinding, seconds: number): ReportRe
     timestamp: { seconds, nanos: 0 },
     resources: [
       {
-        apiVersion: 'gateway.networking.k8s.io/v1',
+        apiVersion: `${GATEWAY_API_GROUP}/v1`,
         kind: 'Gateway',
         namespace: g.namespace,
         name: g.name,

@@ -5,11 +5,12 @@
  * and skipped without being converted to JavaScript values.
  */
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type YAMLMap } from 'yaml';
+import { GATEWAY_API_GROUP } from '../rules/index.js';
 
 /** The versions Gateway API's Gateway CRD serves (v1, v1beta1) share one schema, so the same rules apply. */
 const GATEWAY_API_VERSIONS: ReadonlySet<string> = new Set([
-  'gateway.networking.k8s.io/v1',
-  'gateway.networking.k8s.io/v1beta1',
+  `${GATEWAY_API_GROUP}/v1`,
+  `${GATEWAY_API_GROUP}/v1beta1`,
 ]);
 
 /** Lists inside lists are flattened (kubectl does too), up to this depth. */

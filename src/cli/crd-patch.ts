@@ -20,6 +20,7 @@ import {
 import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
 import type { KubeClient } from '../kube/client.js';
 import type { GepRevision } from '../rules/index.js';
+import { errorMessage, firstLine } from '../error-text.js';
 import { EXIT_OK, readAll, writeLine, type CommandIO } from '../io.js';
 import { defineCommand, type CommandRun } from './command.js';
 
@@ -88,13 +89,8 @@ async function readCrd(file: string, io: CommandIO): Promise<unknown> {
       `${file}: expected exactly one document (the ${GATEWAY_CRD_NAME} CRD), found ${docs.length}`,
     );
   const doc = docs[0]!;
-  if (doc.errors.length > 0)
-    throw new Error(`${file}: not valid YAML or JSON: ${doc.errors[0]!.message.split('\n')[0]}`);
+  if (doc.errors.length > 0) throw new Error(`${file}: not valid YAML or JSON: ${firstLine(doc.errors[0]!)}`);
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export const command = defineCommand({
@@ -122,7 +118,7 @@ export const command = defineCommand({
     try {
       crd = await readCrd(apply, io);
     } catch (err) {
-      return fail(messageOf(err));
+      return fail(errorMessage(err));
     }
     const source = apply === '-' ? 'stdin' : apply;
     const result = patchGatewayCrd(crd, revision);
@@ -150,7 +146,7 @@ async function patchLiveCrd(
   try {
     loaded = loadKubeconfig({ kubeconfig, env: run.io.env });
   } catch (err) {
-    return run.fail(`--patch-cluster: ${messageOf(err)}`);
+    return run.fail(`--patch-cluster: ${errorMessage(err)}`);
   }
   const client = kubeClient(loaded.kc);
   try {

@@ -16,6 +16,7 @@ import {
   type PolicyNames,
   type PolicySettings,
 } from '../policy/index.js';
+import { errorMessage } from '../error-text.js';
 import { EXIT_OK, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
 import { defineCommand, type CommandRun } from './command.js';
@@ -175,7 +176,7 @@ async function applyAll(options: PolicyOptions, run: CommandRun): Promise<number
   try {
     loaded = loadKubeconfig({ kubeconfig: options.kubeconfig, env: run.io.env });
   } catch (err) {
-    return run.fail(`--apply: ${err instanceof Error ? err.message : String(err)}`);
+    return run.fail(`--apply: ${errorMessage(err)}`);
   }
   const client = kubeClient(loaded.kc);
   try {

@@ -3,6 +3,7 @@ import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
 import { helpText, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
 import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rules.js';
+import { errorMessage } from '../error-text.js';
 import { EXIT_OK, readAll, writeLine } from '../io.js';
 import type { ServiceRanges } from '../rules/index.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
@@ -56,7 +57,7 @@ export const command = defineCommand({
       if (text.trim() === '') return fail('stdin is empty: expected one AdmissionReview as JSON');
       body = JSON.parse(text);
     } catch (err) {
-      return fail(`stdin is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(`stdin is not valid JSON: ${errorMessage(err)}`);
     }
     const ctx = ruleContext(options.settings, options.ranges);
     const webhook = WEBHOOKS[options.webhook];

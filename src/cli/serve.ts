@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { helpText } from '../config/flags.js';
 import { SERVE_FLAGS, serveConfigFrom, type ServeConfig } from '../config/serve.js';
+import { errorMessage, firstLine } from '../error-text.js';
 import { EXIT_OK, type EXIT_USAGE } from '../io.js';
 import type { ServerHandle } from '../server/assemble.js';
 import { defineCommand } from './command.js';
@@ -30,7 +31,7 @@ export const command = defineCommand({
 });
 
 function cannotStart(err: unknown, logger: Logger, fail: (message: string) => typeof EXIT_USAGE): number {
-  const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  const reason = firstLine(err);
   logger.fatal({ reason }, 'cannot start');
   logger.flush?.();
   return fail(`cannot start: ${reason}`);
@@ -63,7 +64,7 @@ function untilSignalled(
           setTimeout(() => process.exit(EXIT_OK), 500).unref();
         },
         (err: unknown) => {
-          logger.error({ err: err instanceof Error ? err.message : String(err) }, 'error during shutdown');
+          logger.error({ err: errorMessage(err) }, 'error during shutdown');
           resolve(EXIT_OK);
         },
       );

@@ -8,6 +8,7 @@
  * (the command line wins) unless it is declared `noEnv`.
  */
 import { parseArgs } from 'node:util';
+import { firstLine } from '../error-text.js';
 
 export interface DurationBounds {
   /** Bounds as the flag's help and errors spell them (`10s`, `24h`). */
@@ -189,8 +190,7 @@ export function parseFlags<Defs extends FlagDefinitions>(
       allowNegative: true,
     });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return { ok: false, error: message.split('\n')[0] ?? 'invalid arguments' };
+    return { ok: false, error: firstLine(err) };
   }
   const flags: Record<string, AnyFlagValue> = {};
   for (const [name, def] of Object.entries(defs)) {

@@ -9,7 +9,7 @@
  * API's safe-upgrades policy looks at the bundle-version annotation).
  */
 import { asRecord, own } from '../json/record.js';
-import type { GepRevision } from '../rules/index.js';
+import { GATEWAY_API_GROUP, type GepRevision } from '../rules/index.js';
 import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
 import {
   routabilitySchemaFor,
@@ -19,7 +19,7 @@ import {
 
 export { ADDRESS_LISTS } from './revision.js';
 
-export const GATEWAY_CRD_NAME = 'gateways.gateway.networking.k8s.io';
+export const GATEWAY_CRD_NAME = `gateways.${GATEWAY_API_GROUP}`;
 /** The served versions, at the indices the upstream CRD has them. */
 export const GATEWAY_CRD_VERSIONS = ['v1', 'v1beta1'] as const;
 

@@ -3,6 +3,7 @@
  * describer that turns it (or client-node's ApiException, a watch error, a
  * network error) into one line of text for logs, /readyz and warnings.
  */
+import { firstLine } from '../error-text.js';
 import { asRecord, own } from '../json/record.js';
 
 /** A non-2xx answer: the status, the body as sent, and the Retry-After the server asked for. */
@@ -48,8 +49,7 @@ export function httpStatusOf(err: unknown): number | undefined {
 
 /** The first line of an error's message (at most 300 characters), for logs and readiness reasons. */
 export function oneLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return (message.split('\n')[0] ?? '').slice(0, 300) || 'unknown error';
+  return firstLine(err).slice(0, 300) || 'unknown error';
 }
 
 function statusMessage(body: unknown): string | undefined {
@@ -103,7 +103,7 @@ export function describeKubeError(err: unknown): string {
     return [`HTTP ${status}${hint ? ` (${hint})` : ''}`, detail].filter(Boolean).join(': ');
   }
   if (err instanceof Error) {
-    const message = err.message.split('\n')[0] ?? '';
+    const message = firstLine(err);
     const code = own(asRecord(err), 'code');
     return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
   }

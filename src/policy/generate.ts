@@ -13,7 +13,7 @@
  * and Audit. The service ranges come from the params ConfigMap, never from
  * literals, so a ServiceCIDR change needs no new policy.
  */
-import type { RuleCode, ServiceRanges } from '../rules/index.js';
+import { GATEWAY_API_GROUP, type RuleCode, type ServiceRanges } from '../rules/index.js';
 import { entryKey, RANGES, policyRules, type ListName, type PolicySettings, type RuleCel } from './rules.js';
 
 export { OUT_OF_SCOPE, type PolicySettings } from './rules.js';
@@ -130,7 +130,7 @@ export function policySpecFrame() {
     matchConstraints: {
       resourceRules: [
         {
-          apiGroups: ['gateway.networking.k8s.io'],
+          apiGroups: [GATEWAY_API_GROUP],
           apiVersions: ['*'],
           operations: ['CREATE', 'UPDATE'],
           resources: ['gateways', 'gateways/status'],

@@ -9,6 +9,9 @@ import { asRecord, own, type JsonRecord } from '../json/record.js';
 import { FieldPath } from './field-path.js';
 import { finding, type Finding } from './types.js';
 
+/** Gateway API's group: the Gateway's own, and the one its IPAddress holder reference names. */
+export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+
 export const SPEC_ADDRESSES = FieldPath.root('spec', 'addresses');
 export const STATUS_ADDRESSES = FieldPath.root('status', 'addresses');
 export const STATUS_CONDITIONS = FieldPath.root('status', 'conditions');

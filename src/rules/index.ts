@@ -27,7 +27,13 @@ export {
   type ValidationResult,
 } from './validate.js';
 export { reviewOf, type GatewayReview } from './review.js';
-export { readGateway, type GatewayView, type AddressEntry, type ConditionView } from './gateway.js';
+export {
+  GATEWAY_API_GROUP,
+  readGateway,
+  type GatewayView,
+  type AddressEntry,
+  type ConditionView,
+} from './gateway.js';
 export { FieldPath } from './field-path.js';
 export type { ErrorType } from './field-error.js';
 export { parseIP, type ParsedIP, type IPFamily } from './ip.js';

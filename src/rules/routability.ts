@@ -3,7 +3,7 @@
  * per-address rules shared by spec and status.
  */
 import type { FieldPath } from './field-path.js';
-import type { AddressEntry } from './gateway.js';
+import { GATEWAY_API_GROUP, type AddressEntry } from './gateway.js';
 import { isGloballyRoutable, parseIP, type ParsedIP } from './ip.js';
 import { jsonText } from './json-text.js';
 import { parseCidr, reservedKind as reservedKindOf, type ServiceRange } from './networks.js';
@@ -339,7 +339,7 @@ function isGatewayItself(
 ): boolean {
   return (
     gateway !== undefined &&
-    holder.group === 'gateway.networking.k8s.io' &&
+    holder.group === GATEWAY_API_GROUP &&
     holder.resource === 'gateways' &&
     holder.namespace === gateway.namespace &&
     holder.name === gateway.name

@@ -5,6 +5,7 @@
 import { ALLOWED_UNTOUCHED, type FieldCause, type Outcome } from '../admission/outcome.js';
 import type { AdmissionRequest } from '../admission/review.js';
 import {
+  GATEWAY_API_GROUP,
   MAX_REPORTED_VIOLATIONS,
   mutateGatewayReview,
   reviewOf,
@@ -17,11 +18,9 @@ import {
 export type WebhookName = 'validate' | 'mutate';
 export type Webhook = (request: AdmissionRequest, ctx: RuleContext) => Outcome;
 
-const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-
 /** Gateways in v1 or v1beta1 (same schema); with matchPolicy Equivalent both arrive. */
 export function isGatewayRequest(request: AdmissionRequest): boolean {
-  return request.resource.group === GATEWAY_GROUP && request.resource.resource === 'gateways';
+  return request.resource.group === GATEWAY_API_GROUP && request.resource.resource === 'gateways';
 }
 
 /** The request with its Gateway objects read once, as the engine reviews them. */
