@@ -22,6 +22,7 @@ export default defineConfig({
       'test/http/shutdown-drain.test.ts',
       'test/http/tls-options.test.ts',
       'test/http/health-routes.test.ts',
+      'test/http/error-answers.test.ts',
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',
       'test/audit/interval.test.ts',
