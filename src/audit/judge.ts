@@ -5,14 +5,7 @@ import type { RuleContext } from '../rules/index.js';
 import type { AuditFinding, JudgeGateway } from './pass.js';
 
 function findingsOf(object: unknown, ctx: RuleContext): AuditFinding[] {
-  return evaluateGateway(object, ctx).map(({ severity, check, finding }) => ({
-    severity,
-    check,
-    code: finding.code,
-    field: finding.field.toString(),
-    message: finding.message,
-    warning: finding.warning,
-  }));
+  return evaluateGateway(object, ctx).findings;
 }
 
 /**

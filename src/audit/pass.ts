@@ -5,19 +5,12 @@
  * findings, not the size of the cluster. Between pages (and every few
  * Gateways) the pass yields to the event loop, so admission is never starved.
  */
+import type { JudgedFinding, Severity } from '../check/evaluate.js';
+import { gatewayIdentity } from '../rules/index.js';
 import type { GatewayPage } from './gateway-pages.js';
 
-export type AuditSeverity = 'violation' | 'warning';
-
-export interface AuditFinding {
-  readonly severity: AuditSeverity;
-  /** Which admission the rule ran as: `spec` (a CREATE) or `status` (a status update). */
-  readonly check: 'spec' | 'status';
-  readonly code: string;
-  readonly field: string;
-  readonly message: string;
-  readonly warning: string;
-}
+/** The audit's finding is check's judged finding, without a position. */
+export type AuditFinding = JudgedFinding;
 
 export interface AuditedGateway {
   readonly namespace: string;
@@ -30,7 +23,7 @@ export interface AuditedGateway {
 export interface CodeCount {
   readonly code: string;
   readonly check: 'spec' | 'status';
-  readonly severity: AuditSeverity;
+  readonly severity: Severity;
   readonly count: number;
 }
 
@@ -65,13 +58,10 @@ interface Identity {
   uid?: string;
 }
 
+/** Who the Gateway is, as the engine reads it; a missing namespace or name reads as empty. */
 function identity(object: unknown): Identity {
-  const metadata =
-    typeof object === 'object' && object !== null ? (object as { metadata?: unknown }).metadata : undefined;
-  const m = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {};
-  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-  const uid = text(m['uid']);
-  return { namespace: text(m['namespace']), name: text(m['name']), ...(uid ? { uid } : {}) };
+  const { namespace, name, uid } = gatewayIdentity(object);
+  return { namespace: namespace ?? '', name: name ?? '', ...(uid ? { uid } : {}) };
 }
 
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -5,21 +5,12 @@
 import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../io.js';
 import type { Position } from './source.js';
 import type { GepRevision } from '../rules/index.js';
+import type { JudgedFinding } from './evaluate.js';
 
-/** `violation`: fails the check (exit 1). `warning`: reported, never fails. */
-export type Severity = 'violation' | 'warning';
+export type { Severity } from './evaluate.js';
 
-export interface CheckFinding {
-  readonly severity: Severity;
-  /** Which admission the rule ran as: `spec` (a CREATE) or `status` (a status update). */
-  readonly check: 'spec' | 'status';
-  readonly code: string;
-  /** `spec.addresses[1].value`, relative to the Gateway. */
-  readonly field: string;
-  /** The full Kubernetes field-error sentence, as the apiserver would print it. */
-  readonly message: string;
-  /** The compact form `kubectl` shows as a `Warning:` line. */
-  readonly warning: string;
+/** A judged finding placed in its manifest. */
+export interface CheckFinding extends JudgedFinding {
   readonly position: Position;
 }
 

@@ -12,14 +12,7 @@ import { evaluateGateway } from './evaluate.js';
 import { extractObjects } from './gateways.js';
 import { describeFsError, type Input } from './inputs.js';
 import { locateField } from './locate.js';
-import type {
-  CheckFinding,
-  CheckReport,
-  CheckSettings,
-  FileReport,
-  GatewayReport,
-  InputError,
-} from './report.js';
+import type { CheckReport, CheckSettings, FileReport, GatewayReport, InputError } from './report.js';
 import { decodeText, SourceText } from './source.js';
 
 export interface CheckDeps {
@@ -144,27 +137,17 @@ function checkGateway(
   }: { readonly node: Node; readonly itemPath: readonly number[]; readonly apiVersion: string },
   ctx: RuleContext,
 ): GatewayReport {
-  const object: unknown = node.toJS(doc);
-  const metadata = (object as { metadata?: unknown }).metadata;
-  const meta = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {};
-  const findings: CheckFinding[] = evaluateGateway(object, ctx).map(({ severity, check, finding }) => ({
-    severity,
-    check,
-    code: finding.code,
-    field: finding.field.toString(),
-    message: finding.message,
-    warning: finding.warning,
-    position: source.position(locateField(node, finding.field.segments, doc)),
+  const judged = evaluateGateway(node.toJS(doc), ctx, (field) => ({
+    position: source.position(locateField(node, field.segments, doc)),
   }));
   return {
     file: source.path,
     document,
     itemPath,
     apiVersion,
-    namespace:
-      typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : undefined,
-    name: typeof meta['name'] === 'string' && meta['name'] !== '' ? meta['name'] : undefined,
+    namespace: judged.namespace || undefined,
+    name: judged.name || undefined,
     position: source.position(node.range?.[0] ?? 0),
-    findings,
+    findings: judged.findings,
   };
 }

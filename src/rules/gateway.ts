@@ -42,10 +42,14 @@ export interface ConditionView {
   readonly message: unknown;
 }
 
-export interface GatewayView {
-  /** metadata.namespace and metadata.name when they are strings. */
+/** Who a Gateway is: metadata.namespace, .name and .uid when they are strings. */
+export interface GatewayIdentity {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
+  readonly uid: string | undefined;
+}
+
+export interface GatewayView extends GatewayIdentity {
   readonly spec: AddressList;
   /** True when the object carries a status (not absent, not null). */
   readonly hasStatus: boolean;
@@ -126,16 +130,24 @@ const stringOrUndefined = (value: unknown) => (typeof value === 'string' ? value
 /** The view of a Gateway object; `undefined` or a non-object reads as an empty Gateway. */
 export function readGateway(object: unknown): GatewayView {
   const record = asRecord(object);
-  const metadata = asRecord(own(record, 'metadata'));
   const rawStatus = own(record, 'status');
   const status = asRecord(rawStatus);
   return {
-    namespace: stringOrUndefined(own(metadata, 'namespace')),
-    name: stringOrUndefined(own(metadata, 'name')),
+    ...gatewayIdentity(object),
     spec: readAddresses(own(asRecord(own(record, 'spec')), 'addresses'), SPEC_ADDRESSES),
     hasStatus: rawStatus !== undefined && rawStatus !== null,
     status: readAddresses(own(status, 'addresses'), STATUS_ADDRESSES),
     conditions: readConditions(status),
+  };
+}
+
+/** A Gateway's identity alone, without reading its addresses. */
+export function gatewayIdentity(object: unknown): GatewayIdentity {
+  const metadata = asRecord(own(asRecord(object), 'metadata'));
+  return {
+    namespace: stringOrUndefined(own(metadata, 'namespace')),
+    name: stringOrUndefined(own(metadata, 'name')),
+    uid: stringOrUndefined(own(metadata, 'uid')),
   };
 }
 

@@ -29,7 +29,9 @@ export {
 export { reviewOf, type GatewayReview } from './review.js';
 export {
   GATEWAY_API_GROUP,
+  gatewayIdentity,
   readGateway,
+  type GatewayIdentity,
   type GatewayView,
   type AddressEntry,
   type ConditionView,
