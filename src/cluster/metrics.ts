@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 export interface ClusterMetrics {
   readonly serviceRanges: Gauge<'cidr' | 'terminating'>;
   readonly watchRestarts: Counter<'resource'>;
+  readonly badAnswers: Counter<'resource' | 'reason'>;
   readonly lastSync: Gauge<'resource'>;
 }
 
@@ -33,6 +34,17 @@ export function clusterMetrics(registry: Registry): ClusterMetrics {
           name: 'routability_webhook_watch_restarts_total',
           help: 'Times a cluster watch stopped on an error and was restarted.',
           labelNames: ['resource'] as const,
+          registers: [registry],
+        }),
+    ),
+    badAnswers: reuse(
+      registry,
+      'routability_webhook_kube_bad_answers_total',
+      () =>
+        new Counter({
+          name: 'routability_webhook_kube_bad_answers_total',
+          help: 'API server answers to a cluster watch (list bodies, watch lines) that came but could not be used; the last objects were kept.',
+          labelNames: ['resource', 'reason'] as const,
           registers: [registry],
         }),
     ),

@@ -4,6 +4,7 @@
  * than the cap of one answer, whatever the server sends.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import { BadAnswerError } from './errors.js';
 
 /** The body as text; past `maxBytes` the request is destroyed and this rejects, saying `what` was too large. */
 export function readBoundedBody(
@@ -18,7 +19,7 @@ export function readBoundedBody(
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        const error = new Error(`${what} larger than ${maxBytes} bytes`);
+        const error = new BadAnswerError('too-large', `${what} larger than ${maxBytes} bytes`);
         request.destroy(error);
         reject(error);
         return;

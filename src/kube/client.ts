@@ -14,7 +14,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { readBoundedBody } from './body.js';
-import { KubeApiError } from './errors.js';
+import { BadAnswerError, KubeApiError } from './errors.js';
 
 export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -36,6 +36,20 @@ export interface KubeRequest {
   /** Names the request in errors (default `METHOD path`). */
   readonly what?: string;
 }
+
+/** A streamed request (a watch): answered once its headers arrive, the body read by the caller. */
+export interface KubeStreamRequest {
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string>>;
+  /** Until the answer's headers arrive; the stream itself has no deadline here. */
+  readonly startTimeoutMs: number;
+  /** Ends the request and the stream. */
+  readonly signal: AbortSignal;
+  readonly what: string;
+}
+
+/** Largest error answer of a streamed request read for its message. */
+const MAX_STREAM_ERROR_BYTES = 64 * 1024;
 
 /** An answer of any status, for callers that read non-2xx answers themselves. */
 export interface KubeAnswer {
@@ -68,6 +82,8 @@ export interface KubeClient {
   json(request: KubeRequest): Promise<unknown>;
   /** The answer whatever its status; rejects only when there is none (network, deadline, size). */
   send(request: KubeRequest): Promise<KubeAnswer>;
+  /** A 2xx answer's body as a stream; rejects with a KubeApiError for any other status. */
+  stream(request: KubeStreamRequest): Promise<http.IncomingMessage>;
   /** Closes the pooled connections. */
   close(): void;
 }
@@ -137,7 +153,10 @@ function headersOf(
 }
 
 /** The caller's signal and the deadline as one, and the deadline's own error text. */
-function deadline(request: KubeRequest, what: string): { signal: AbortSignal; cancel: () => void } {
+function deadline(
+  request: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined },
+  what: string,
+): { signal: AbortSignal; cancel: () => void } {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new Error(`${what}: no answer within ${request.timeoutMs / 1000} s`)),
@@ -194,7 +213,7 @@ class Client implements KubeClient {
         try {
           return JSON.parse(answer.text) as unknown;
         } catch {
-          throw new Error(`${what}: the answer is not JSON`);
+          throw new BadAnswerError('not-json', `${what}: the answer is not JSON`);
         }
       } catch (err) {
         const wait = request.signal?.aborted ? undefined : this.retry(err, attempt);
@@ -207,38 +226,105 @@ class Client implements KubeClient {
   async send(request: KubeRequest): Promise<KubeAnswer> {
     const method = request.method ?? 'GET';
     const what = request.what ?? `${method} ${request.path}`;
-    const url = new URL(this.base.pathname.replace(/\/+$/, '') + request.path, this.base);
-    for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
+    const { signal, cancel } = deadline(request, what);
     const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+    const opened = this.open({
+      method,
+      path: request.path,
+      query: request.query,
+      signal,
+      payload,
+      contentType: request.contentType,
+    });
+    return opened
+      .then(async ({ req, res }) => {
+        const text = await readBoundedBody(
+          req,
+          res,
+          request.maxBodyBytes ?? MAX_BODY_BYTES,
+          `${what}: answer`,
+        );
+        return { status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] };
+      })
+      .catch((err: unknown) => {
+        // The deadline's own text (`no answer within …`), not the socket's.
+        throw signal.aborted && signal.reason instanceof Error ? signal.reason : err;
+      })
+      .finally(cancel);
+  }
+
+  async stream(request: KubeStreamRequest): Promise<http.IncomingMessage> {
+    const started = deadline({ timeoutMs: request.startTimeoutMs, signal: request.signal }, request.what);
+    // The start deadline ends once the headers are in; the caller's signal still ends the stream.
+    const ends = new AbortController();
+    const onAbort = (): void => ends.abort(request.signal.reason);
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+    started.signal.addEventListener('abort', () => ends.abort(started.signal.reason), { once: true });
+    try {
+      const { req, res } = await this.open({
+        method: 'GET',
+        path: request.path,
+        query: request.query,
+        signal: ends.signal,
+      });
+      res.once('close', () => request.signal.removeEventListener('abort', onAbort));
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) return res;
+      const body = await readBoundedBody(req, res, MAX_STREAM_ERROR_BYTES, `${request.what}: answer`).catch(
+        () => '',
+      );
+      throw new KubeApiError({
+        statusCode: status,
+        body,
+        what: request.what,
+        retryAfter: res.headers['retry-after'],
+      });
+    } finally {
+      started.cancel();
+    }
+  }
+
+  /** Sends the request; resolves when the answer's headers arrive. */
+  private async open(request: {
+    readonly method: KubeMethod;
+    readonly path: string;
+    readonly query: Readonly<Record<string, string>> | undefined;
+    readonly signal: AbortSignal;
+    readonly payload?: string | undefined;
+    readonly contentType?: string | undefined;
+  }): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+    const { method, path, query, signal, payload, contentType } = request;
+    const url = new URL(this.base.pathname.replace(/\/+$/, '') + path, this.base);
+    for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, value);
     // Credentials per call: service-account tokens and exec plugins rotate.
     const opts: https.RequestOptions = {};
     await this.config.applyToHTTPSOptions(opts);
-    const { signal, cancel } = deadline(request, what);
     const secure = this.base.protocol === 'https:';
-    return new Promise<KubeAnswer>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
+      let answer: http.IncomingMessage | undefined;
       const req = (secure ? https : http).request(
         url,
-        {
-          method,
-          headers: headersOf(opts, payload, request.contentType),
-          agent: this.pool.agentFor(opts),
-          signal,
-        },
+        { method, headers: headersOf(opts, payload, contentType), agent: this.pool.agentFor(opts) },
         (res) => {
-          readBoundedBody(req, res, request.maxBodyBytes ?? MAX_BODY_BYTES, `${what}: answer`).then(
-            (text) => {
-              const retryAfter = res.headers['retry-after'];
-              resolve({ status: res.statusCode ?? 0, text, retryAfter });
-            },
-            reject,
-          );
+          answer = res;
+          resolve({ req, res });
         },
       );
-      req.on('error', (err) =>
-        reject(signal.aborted && signal.reason instanceof Error ? signal.reason : err),
-      );
+      // Aborted by hand, not by http.request's `signal`: that one destroys the request with an error
+      // even after its answer arrived, when nothing listens any more. Once answered, the answer's
+      // reader (which listens) gets the error.
+      const onAbort = (): void => {
+        const reason = signal.reason instanceof Error ? signal.reason : new Error('aborted');
+        if (answer) answer.destroy(reason);
+        else req.destroy(reason);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => signal.removeEventListener('abort', onAbort));
+      req.on('error', reject);
       req.end(payload);
-    }).finally(cancel);
+    });
   }
 
   close(): void {

@@ -29,6 +29,24 @@ export class KubeApiError extends Error {
   }
 }
 
+/** What was wrong with an answer the API server sent with a 2xx status. */
+export type BadAnswerReason = 'not-json' | 'truncated' | 'too-large' | 'not-a-list' | 'not-an-event';
+
+/**
+ * An answer that came (2xx) but cannot be used: not JSON (a proxy's page),
+ * cut off, larger than the cap, or not the list or watch event asked for.
+ * Callers keep what they had, count it by `reason` and try again later.
+ */
+export class BadAnswerError extends Error {
+  constructor(
+    readonly reason: BadAnswerReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BadAnswerError';
+  }
+}
+
 /** Retry-After as milliseconds from `now`: delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined if unreadable. */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   const text = value?.trim();

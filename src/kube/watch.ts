@@ -11,18 +11,13 @@
  * before ever listing, and reports "absent" when none is served.
  */
 import { ListWatch, Watch } from '@kubernetes/client-node';
-import type {
-  Informer,
-  KubeConfig,
-  KubernetesListObject,
-  KubernetesObject,
-  ObjectCache,
-} from '@kubernetes/client-node';
+import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from './client.js';
-import { describeKubeError, httpStatusOf, KubeApiError, withTimeout } from './errors.js';
+import { BadAnswerError, describeKubeError, httpStatusOf, KubeApiError, withTimeout } from './errors.js';
+import { readWatchLines, type WatchEvent } from './watch-lines.js';
 
 export interface BackoffOptions {
   /** First delay after an error (default 500 ms). */
@@ -61,33 +56,74 @@ export function restartDelay(backoff: BackoffOptions, failures: number, err: unk
   return Math.max(jittered, Math.min(retryAfter, MAX_RETRY_AFTER_MS));
 }
 
-/**
- * The kubeconfig as client-node's Watch reads it, plus node-fetch's `timeout`:
- * a watch whose answer does not start within `ms` fails (the Watch's own
- * 30 s timeout signal is overwritten in client-node 1.4, so it has none).
- */
-function withFetchTimeout(kc: KubeConfig, ms: number): KubeConfig {
-  const wrapped = Object.create(kc) as KubeConfig;
-  wrapped.applyToFetchOptions = async (opts) => ({ ...(await kc.applyToFetchOptions(opts)), timeout: ms });
-  return wrapped;
+/** The largest watch event held (one line); a larger one ends the watch as a bad answer. */
+const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+/** A watch that ends this soon with no object event is an error (backoff), not a clean end to resume at once. */
+const SHORT_WATCH_MS = 1_000;
+/** A second 410 Gone this soon after the last is an error (backoff), not another relist at once. */
+const GONE_AGAIN_MS = 10_000;
+
+interface StreamState {
+  objects: number;
+  gone: boolean;
+  finished: boolean;
 }
 
 /**
- * client-node's Watch, but one that can be stopped while its request is still
- * being opened: ListWatch.stop() aborts only a request it already holds, so a
- * watch whose response arrives after stop() would otherwise stream forever.
+ * One event to the informer. An ERROR other than 410 ends the stream as the
+ * error it is; a 410 is passed on (the informer forgets its resourceVersion
+ * and relists when the stream ends).
+ */
+function passOn(
+  event: WatchEvent,
+  on: {
+    readonly what: string;
+    readonly seen: StreamState;
+    readonly callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void;
+    readonly finish: (err: unknown) => void;
+  },
+): void {
+  if (event.type === 'ERROR') {
+    const code = own(event.object, 'code');
+    if (code !== 410) {
+      on.finish(
+        new KubeApiError({
+          statusCode: typeof code === 'number' ? code : 500,
+          body: JSON.stringify(event.object),
+          what: `${on.what}: ERROR event`,
+        }),
+      );
+      return;
+    }
+    on.seen.gone = true;
+  } else on.seen.objects++;
+  const handled = on.callback(event.type, event.object, event) as unknown;
+  if (handled instanceof Promise) handled.catch((err: unknown) => on.finish(err));
+}
+
+/**
+ * The informer's watch: client-node's Watch interface, on the kube client's
+ * transport (credentials, pools, the start deadline) and a bounded line
+ * reader (src/kube/watch-lines.ts) instead of client-node's, which skips
+ * lines it cannot parse and holds a line of any length. It can be stopped
+ * while its request is still being opened (ListWatch.stop() aborts only a
+ * request it already holds), and it never lets a server make it loop: a
+ * watch that ends within a second without an event, an ERROR event other
+ * than 410, and a second 410 within 10 s end with an error (the watcher
+ * restarts after backoff); one 410 relists at once.
  */
 class StoppableWatch extends Watch {
   private stopped = false;
   private readonly controllers = new Set<AbortController>();
+  private lastGoneAt = -Infinity;
 
   /** `timeoutMs`: the watch's own length (asked of the server, times 1 to 2); `startMs`: until its answer starts. */
   constructor(
-    kc: KubeConfig,
+    private readonly client: KubeClient,
     private readonly timeoutMs: number,
-    startMs: number,
+    private readonly startMs: number,
   ) {
-    super(withFetchTimeout(kc, startMs));
+    super(client.config);
   }
 
   override async watch(
@@ -96,39 +132,80 @@ class StoppableWatch extends Watch {
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    // `done` may run before super.watch returns (a failed connect or a non-200 answer).
-    const request: { controller?: AbortController; finished?: boolean; cutOff?: boolean } = {};
+    const controller = new AbortController();
     const seconds = Math.ceil((this.timeoutMs / 1000) * (1 + Math.random()));
+    const what = `watch ${path}`;
+    const startedAt = Date.now();
+    const seen: StreamState = { objects: 0, gone: false, finished: false };
+    const finish = (err: unknown): void => {
+      if (seen.finished) return;
+      seen.finished = true;
+      clearTimeout(deadline);
+      this.controllers.delete(controller);
+      controller.abort();
+      done(this.outcome(what, err, seen, startedAt));
+    };
     const deadline = setTimeout(
-      () => {
-        request.cutOff = true;
-        request.controller?.abort();
-      },
+      () =>
+        finish(
+          new Error(`${what}: not ended ${WATCH_GRACE_MS / 1000} s after its ${seconds} s timeout; replaced`),
+        ),
       seconds * 1000 + WATCH_GRACE_MS,
     );
     deadline.unref();
-    const params = { ...queryParams, timeoutSeconds: seconds, allowWatchBookmarks: true };
-    const controller = await super.watch(path, params, callback, (err: unknown) => {
-      clearTimeout(deadline);
-      request.finished = true;
-      if (request.controller) this.controllers.delete(request.controller);
-      done(
-        request.cutOff
-          ? new Error(
-              `watch ${path}: not ended ${WATCH_GRACE_MS / 1000} s after its ${seconds} s timeout; replaced`,
-            )
-          : err,
-      );
-    });
-    request.controller = controller;
-    if (this.stopped) controller.abort();
-    else if (!request.finished) this.controllers.add(controller);
+    controller.signal.addEventListener('abort', () => finish(new Error(`${what}: stopped`)), { once: true });
+    if (this.stopped) {
+      controller.abort();
+      return controller;
+    }
+    this.controllers.add(controller);
+    const query: Record<string, string> = {
+      watch: 'true',
+      timeoutSeconds: String(seconds),
+      allowWatchBookmarks: 'true',
+    };
+    for (const [k, v] of Object.entries(queryParams)) if (v !== undefined) query[k] = String(v);
+    try {
+      const body = await this.client.stream({
+        path,
+        query,
+        startTimeoutMs: this.startMs,
+        signal: controller.signal,
+        what,
+      });
+      readWatchLines(body, {
+        maxLineBytes: MAX_EVENT_BYTES,
+        what,
+        onEvent: (event) => passOn(event, { what, seen, callback, finish }),
+        onEnd: finish,
+      });
+    } catch (err) {
+      finish(err);
+    }
     return controller;
+  }
+
+  /** What the informer is told when a stream ends: null resumes (or relists after a 410) at once; an error backs off. */
+  private outcome(
+    what: string,
+    err: unknown,
+    seen: { readonly objects: number; readonly gone: boolean },
+    startedAt: number,
+  ): unknown {
+    if (seen.gone || httpStatusOf(err) === 410) {
+      const now = Date.now();
+      const again = now - this.lastGoneAt < GONE_AGAIN_MS;
+      this.lastGoneAt = now;
+      return again ? new Error(`${what}: 410 Gone again within ${GONE_AGAIN_MS / 1000} s of a relist`) : err;
+    }
+    if (err === null && seen.objects === 0 && Date.now() - startedAt < SHORT_WATCH_MS)
+      return new Error(`${what}: ended within ${SHORT_WATCH_MS / 1000} s with no event`);
+    return err;
   }
 
   stop(): void {
     this.stopped = true;
-    for (const c of this.controllers) c.abort();
+    for (const c of [...this.controllers]) c.abort();
     this.controllers.clear();
   }
 }
@@ -138,7 +215,7 @@ class StoppableWatch extends Watch {
  * on a StoppableWatch.
  */
 function makeStoppableInformer<T extends KubernetesObject>(
-  kc: KubeConfig,
+  client: KubeClient,
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
   opts: {
@@ -147,7 +224,7 @@ function makeStoppableInformer<T extends KubernetesObject>(
     readonly startTimeoutMs: number;
   },
 ): { informer: Informer<T> & ObjectCache<T>; stop: () => void } {
-  const watch = new StoppableWatch(kc, opts.watchTimeoutMs, opts.startTimeoutMs);
+  const watch = new StoppableWatch(client, opts.watchTimeoutMs, opts.startTimeoutMs);
   const fieldSelector = opts.fieldSelector;
   const informer = new ListWatch<T>(path, watch, list, false, undefined, fieldSelector);
   return {
@@ -162,6 +239,8 @@ function makeStoppableInformer<T extends KubernetesObject>(
 /** The watch's own metrics (restarts, last sync), labelled by resource. */
 export interface WatchMetrics {
   readonly watchRestarts: Counter<'resource'>;
+  /** Answers (list bodies, watch lines) that came but could not be used, by `reason` (BadAnswerReason). */
+  readonly badAnswers: Counter<'resource' | 'reason'>;
   readonly lastSync: Gauge<'resource'>;
 }
 
@@ -176,7 +255,7 @@ export function listOf<T extends KubernetesObject>(answer: unknown): KubernetesL
   const list = asRecord(answer);
   const listed = own(list, 'items');
   // An answer without items is not a list (a proxy's page, a cut-off answer): the last objects stay.
-  if (!Array.isArray(listed)) throw new Error('the list answer has no items array');
+  if (!Array.isArray(listed)) throw new BadAnswerError('not-a-list', 'the list answer has no items array');
   const items = (listed as unknown[]).filter((i) => asRecord(i) !== undefined);
   const resourceVersion = own(asRecord(own(list, 'metadata')), 'resourceVersion');
   return {
@@ -395,7 +474,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     const path = `/apis/${this.opts.group}/${version}/${this.opts.resource}`;
     const live = (): boolean => gen === this.generation && this.watchState !== 'stopped';
     const made: { informer: Informer<T> & ObjectCache<T>; stop: () => void } = makeStoppableInformer<T>(
-      this.opts.client.config,
+      this.opts.client,
       path,
       this.lister(version, path, live, (): ObjectCache<T> => made.informer),
       {
@@ -459,6 +538,8 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     const failures = this.failures;
     const delay = restartDelay(backoff, failures, err);
     this.lastErrorText = describeKubeError(err);
+    if (err instanceof BadAnswerError)
+      this.opts.metrics.badAnswers.inc({ resource: this.opts.resource, reason: err.reason });
     if (this.watchState !== 'starting') this.watchState = 'restarting';
     this.log.warn(
       { apiVersion: `${this.opts.group}/${version}`, err: this.lastErrorText, retryInMs: delay, failures },

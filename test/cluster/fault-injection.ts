@@ -32,6 +32,8 @@ export type FaultAction =
   | { readonly kind: 'truncated' }
   /** 200 with a well-formed but huge answer (`bytes` of padding): an empty list, or one watch event. */
   | { readonly kind: 'oversized'; readonly bytes: number }
+  /** 200 with these lines as the body (newline after each), then the end: any watch line or list body. */
+  | { readonly kind: 'lines'; readonly lines: readonly string[] }
   /** Watches: 200 and headers, then silence forever (no events, no end). Other verbs: as `hang`. */
   | { readonly kind: 'silent' }
   /** The connection is destroyed as the request arrives. */
@@ -176,6 +178,12 @@ export class Faults {
       case 'status':
         this.status(res, action.code, action.retryAfterSeconds);
         return;
+      case 'lines': {
+        const text = action.lines.map((l) => `${l}\n`).join('');
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
       default:
         this.badBody(res, action, info);
     }
