@@ -8,6 +8,10 @@ import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
 import { selectClusterSources, type SelectDeps } from '../../src/cluster/select.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { validateGateway, type ValidationResult } from '../../src/rules/index.js';
+import { clusterMetrics } from '../../src/cluster/metrics.js';
+import { kubeClient } from '../../src/kube/client.js';
+import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
+import { startResourceWatch, type BackoffOptions, type ResourceWatch } from '../../src/kube/watch.js';
 
 export const FAST_BACKOFF = {
   initialMs: 20,
@@ -124,4 +128,29 @@ export async function decideWithAllocations(
   const source = h.sources.allocatedIPs;
   if (!source) return validateGateway(request, ctx);
   return allocationPrefetch(source).decide(ctx, (c) => validateGateway(request, c));
+}
+
+/** A bare ServiceCIDR watch over the fake's kubeconfig, with a capturing logger and its own registry. */
+export function startServiceCidrWatch(
+  kubeconfigPath: string,
+  backoff: Partial<BackoffOptions>,
+): {
+  watch: ResourceWatch<{ metadata?: { name?: string } }>;
+  lines: LogLine[];
+  registry: Registry;
+} {
+  const { logger, lines } = capturingLogger();
+  const registry = new Registry();
+  const kc = loadKubeconfig({ kubeconfig: kubeconfigPath, env: {} }).kc;
+  const watch = startResourceWatch<{ metadata?: { name?: string } }>({
+    client: kubeClient(kc),
+    group: 'networking.k8s.io',
+    resource: 'servicecidrs',
+    versions: ['v1'],
+    onChange: () => {},
+    logger,
+    metrics: clusterMetrics(registry),
+    backoff,
+  });
+  return { watch, lines, registry };
 }

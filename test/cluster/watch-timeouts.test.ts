@@ -6,13 +6,9 @@
  * real HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Registry } from 'prom-client';
-import { clusterMetrics } from '../../src/cluster/metrics.js';
-import { kubeClient } from '../../src/kube/client.js';
-import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
-import { restartDelay, startResourceWatch, type ResourceWatch } from '../../src/kube/watch.js';
+import { restartDelay, type ResourceWatch } from '../../src/kube/watch.js';
 import { FakeApiServer, serviceCidr } from './fake-apiserver.js';
-import { capturingLogger, eventually } from './helpers.js';
+import { eventually, startServiceCidrWatch } from './helpers.js';
 import { KubeApiError } from '../../src/kube/errors.js';
 
 let fake: FakeApiServer | undefined;
@@ -24,19 +20,15 @@ afterEach(async () => {
 });
 
 function start(backoff: Record<string, number>) {
-  const { logger, lines } = capturingLogger();
-  const kc = loadKubeconfig({ kubeconfig: fake!.kubeconfigPath, env: {} }).kc;
-  watch = startResourceWatch({
-    client: kubeClient(kc),
-    group: 'networking.k8s.io',
-    resource: 'servicecidrs',
-    versions: ['v1'],
-    onChange: () => {},
-    logger,
-    metrics: clusterMetrics(new Registry()),
-    backoff: { initialMs: 20, maxMs: 200, resetAfterMs: 10_000, absentRetryMs: 60_000, ...backoff },
+  const started = startServiceCidrWatch(fake!.kubeconfigPath, {
+    initialMs: 20,
+    maxMs: 200,
+    resetAfterMs: 10_000,
+    absentRetryMs: 60_000,
+    ...backoff,
   });
-  return { watch, lines };
+  watch = started.watch;
+  return started;
 }
 
 const opened = () => fake!.watchesOpened.get('servicecidrs') ?? 0;
