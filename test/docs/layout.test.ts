@@ -1,7 +1,11 @@
-/** README's layout section names every folder and top-level file of src/, and nothing that is gone. */
+/**
+ * README's layout section names every folder and top-level file of src/, and
+ * nothing that is gone; its picture draws exactly the imports between folders.
+ */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fileImports, partImports } from '../support/src-imports.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
@@ -37,5 +41,22 @@ describe('README layout', () => {
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
     for (const folder of folders) expect(drawn.has(folder), `${folder}/ not drawn`).toBe(true);
+  });
+
+  it('draws exactly the imports between src/ folders: an arrow for each, no other', () => {
+    const picture = blocks.get('mermaid') ?? '';
+    const drawn = new Set<string>();
+    for (const line of picture.split('\n')) {
+      const [from, to] = line.split('-->');
+      if (to === undefined) continue;
+      const ids = (side: string) => side.split('&').map((id) => id.trim());
+      for (const a of ids(from!)) for (const b of ids(to)) drawn.add(`${a} --> ${b}`);
+    }
+    const imported = new Set<string>();
+    for (const [from, to] of partImports(fileImports()))
+      for (const part of to.keys())
+        // Top-level files of src/ (io.ts, readiness.ts, …) are not drawn.
+        if (!from.endsWith('.ts') && !part.endsWith('.ts')) imported.add(`${from} --> ${part}`);
+    expect([...drawn].sort()).toEqual([...imported].sort());
   });
 });
