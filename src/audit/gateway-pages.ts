@@ -6,7 +6,7 @@
  */
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from '../kube/client.js';
-import { describeKubeError, httpStatusOf } from '../kube/errors.js';
+import { BadAnswerError, describeKubeError, httpStatusOf } from '../kube/errors.js';
 import { GATEWAY_API_GROUP } from '../rules/index.js';
 
 const GATEWAY_VERSION = 'v1';
@@ -44,9 +44,12 @@ export function gatewayPageFetcher(client: KubeClient, options: GatewayListOptio
       await client.json({ path, query, timeoutMs: options.timeoutMs, what: 'list Gateways' }),
     );
     const items = own(body, 'items');
+    // Not a list (a proxy's page): taking it for an empty page would report every Gateway gone.
+    if (!Array.isArray(items))
+      throw new BadAnswerError('not-a-list', 'the Gateway list answer has no items array');
     const next = own(asRecord(own(body, 'metadata')), 'continue');
     return {
-      items: Array.isArray(items) ? (items as unknown[]) : [],
+      items: items as unknown[],
       continueToken: typeof next === 'string' && next !== '' ? next : undefined,
     };
   };

@@ -8,6 +8,14 @@
  * When the report API is not served (the CRD is not installed: 404 on the
  * list), the writer says so in one log line and does nothing more until a
  * later pass finds it served; the audit itself goes on either way.
+ *
+ * A write that fails deletes nothing: reports are deleted only once every
+ * create and update of the round went through, and a list that fails or
+ * answers without items stops the round before any write. The round is tried
+ * again after a backoff (5 s doubling to 5 min, ±20 %, never sooner than a
+ * Retry-After, which also ends the round at once) with the latest result,
+ * while this replica leads: every request is sent only after checking that it
+ * still does, so a replica that lost its lease writes nothing more.
  */
 import type { Logger } from 'pino';
 import type { AuditResult } from './pass.js';
@@ -23,7 +31,7 @@ import {
 } from './reports.js';
 import { asRecord, own, type JsonRecord } from '../json/record.js';
 import type { KubeClient, KubeMethod } from '../kube/client.js';
-import { describeKubeError, httpStatusOf } from '../kube/errors.js';
+import { BadAnswerError, describeKubeError, httpStatusOf, KubeApiError } from '../kube/errors.js';
 
 export interface ReportWriterOptions {
   readonly client: KubeClient;
@@ -33,6 +41,10 @@ export interface ReportWriterOptions {
   readonly timeoutMs?: number;
   /** Unix milliseconds (tests). */
   readonly now?: () => number;
+  /** Whether this replica still audits (holds the lease); checked before every request. Default always. */
+  readonly leading?: () => boolean;
+  /** Backoff between retries of a failed round; default 5 s doubling to 5 min. */
+  readonly retry?: { readonly initialMs: number; readonly maxMs: number };
 }
 
 export interface ReportWriteOutcome {
@@ -44,9 +56,18 @@ export interface ReportWriteOutcome {
 }
 
 export interface ReportWriter {
+  /** One round for this result (after any round in flight); a failed round is retried by itself later. */
   write(result: AuditResult): Promise<ReportWriteOutcome>;
   describe(): Readonly<Record<string, unknown>>;
+  /** No more rounds or retries; waits for the one in flight. */
+  stop(): Promise<void>;
 }
+
+/** Said when the lease was lost between two requests of a round. */
+export const NOT_LEADING_WRITES = 'no longer the audit leader: report writes stopped';
+
+/** A Retry-After longer than this is not waited for longer. */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /** One of our reports as listed: where it is, its resourceVersion, and the object as sent. */
 interface Stored {
@@ -65,7 +86,10 @@ function readPage(answer: unknown): { readonly items: Stored[]; readonly continu
   const page = asRecord(answer);
   const items: Stored[] = [];
   const listed = own(page, 'items');
-  for (const item of Array.isArray(listed) ? (listed as unknown[]) : []) {
+  // Not a list (a proxy's page, a cut-off answer): reading on would take our reports for gone.
+  if (!Array.isArray(listed))
+    throw new BadAnswerError('not-a-list', 'the report list answer has no items array');
+  for (const item of listed as unknown[]) {
     const object = asRecord(item);
     const metadata = asRecord(own(object, 'metadata'));
     const namespace = stringAt(metadata, 'namespace');
@@ -109,6 +133,15 @@ class KubeReportWriter implements ReportWriter {
   private readonly timeoutMs: number;
   private state: ReportWriteOutcome['state'] | 'pending' = 'pending';
   private lastError: string | undefined;
+  /** Rounds run one after another. */
+  private queue: Promise<void> = Promise.resolve();
+  private latest: AuditResult | undefined;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAt: number | undefined;
+  /** The longest Retry-After of the current round's answers. */
+  private retryAfterMs: number | undefined;
+  private stopped = false;
 
   constructor(private readonly opts: ReportWriterOptions) {
     this.base = `/apis/${opts.api.group}/${opts.api.version}`;
@@ -117,6 +150,44 @@ class KubeReportWriter implements ReportWriter {
   }
 
   async write(result: AuditResult): Promise<ReportWriteOutcome> {
+    this.latest = result;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const round = this.queue.then(() => this.round(result));
+    this.queue = round.then(() => undefined);
+    const outcome = await round;
+    if (outcome.state === 'failed' && !this.stopped && this.isLeading()) this.scheduleRetry();
+    else this.failures = 0;
+    return outcome;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    await this.queue;
+  }
+
+  private isLeading(): boolean {
+    return this.opts.leading?.() ?? true;
+  }
+
+  /** The next try of the latest result: doubling backoff with jitter, never sooner than the Retry-After. */
+  private scheduleRetry(): void {
+    this.failures++;
+    const { initialMs, maxMs } = this.opts.retry ?? { initialMs: 5_000, maxMs: 5 * 60_000 };
+    const backoff = Math.min(maxMs, initialMs * 2 ** (this.failures - 1)) * (0.8 + 0.4 * Math.random());
+    const delay = Math.round(Math.max(backoff, Math.min(this.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)));
+    this.retryAt = Date.now() + delay;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryAt = undefined;
+      if (this.latest && !this.stopped && this.isLeading()) void this.write(this.latest);
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private async round(result: AuditResult): Promise<ReportWriteOutcome> {
+    this.retryAfterMs = undefined;
     let stored: Map<string, Stored>;
     try {
       stored = await this.listOurs();
@@ -139,19 +210,33 @@ class KubeReportWriter implements ReportWriter {
   }
 
   describe(): Readonly<Record<string, unknown>> {
-    return { api: this.what, state: this.state, ...(this.lastError ? { lastError: this.lastError } : {}) };
+    const { retryAt } = this;
+    return {
+      api: this.what,
+      state: this.state,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      ...(retryAt !== undefined ? { nextRetryInMs: Math.max(0, retryAt - Date.now()) } : {}),
+    };
   }
 
   private collection(ns: string): string {
     return `${this.base}/namespaces/${encodeURIComponent(ns)}/${this.opts.api.plural}`;
   }
 
-  private request(
+  /** Every request of a round: only while leading, and the Retry-After of a refusal remembered. */
+  private async request(
     method: KubeMethod,
     path: string,
     extra: { body?: unknown; query?: Record<string, string>; maxBodyBytes?: number } = {},
-  ) {
-    return this.opts.client.json({ method, path, timeoutMs: this.timeoutMs, ...extra });
+  ): Promise<unknown> {
+    if (this.stopped || !this.isLeading()) throw new Error(NOT_LEADING_WRITES);
+    try {
+      return await this.opts.client.json({ method, path, timeoutMs: this.timeoutMs, ...extra });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.retryAfterMs !== undefined)
+        this.retryAfterMs = Math.max(this.retryAfterMs ?? 0, err.retryAfterMs);
+      throw err;
+    }
   }
 
   /** Every report of ours, all namespaces, page by page. */
@@ -223,6 +308,8 @@ class KubeReportWriter implements ReportWriter {
       try {
         await job();
       } catch (err) {
+        // Lost the lease, or the server asked to wait: no further request this round.
+        if (this.retryAfterMs !== undefined || (err as Error).message === NOT_LEADING_WRITES) throw err;
         failures.push(`${ns}: ${describeKubeError(err)}`);
       }
     };
@@ -230,10 +317,12 @@ class KubeReportWriter implements ReportWriter {
       const old = stored.get(ns);
       await attempt(ns, () => (old ? this.update(report, old, counts) : this.create(report, counts)));
     }
-    for (const ns of stored.keys()) if (!desired.has(ns)) await attempt(ns, () => this.remove(ns, counts));
+    // A round with a failed write deletes nothing: the stale reports stay until a round goes through.
+    if (failures.length === 0)
+      for (const ns of stored.keys()) if (!desired.has(ns)) await attempt(ns, () => this.remove(ns, counts));
     if (failures.length > 0)
       throw new Error(
-        `${failures.length} report writes failed (retried next pass): ${failures.slice(0, 3).join('; ')}`,
+        `${failures.length} report writes failed (nothing deleted; retried): ${failures.slice(0, 3).join('; ')}`,
       );
     return counts;
   }
@@ -255,7 +344,7 @@ class KubeReportWriter implements ReportWriter {
     if (message !== this.lastError)
       this.opts.logger.warn(
         { api: this.what, err: message },
-        'audit reports: writing failed; retried next pass',
+        'audit reports: writing failed; retried with backoff',
       );
     this.lastError = message;
     this.state = 'failed';

@@ -91,6 +91,11 @@ function judgeNow(deps: ServerAuditDeps) {
   return now ? judgeWithContext(now.ctx, deps.inputs.prefetch) : undefined;
 }
 
+/** The report writer of `--audit-reports`, writing only while `leading`; none for `none`. */
+function reportWriter(mode: AuditReportsMode, client: KubeClient, logger: Logger, leading: () => boolean) {
+  return mode === 'none' ? undefined : startReportWriter({ client, api: REPORT_APIS[mode], logger, leading });
+}
+
 export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
   const log = deps.logger.child({ component: 'audit' });
   if (deps.intervalMs === 0) return off('--audit-interval=0');
@@ -118,8 +123,7 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     },
   });
   const mode = deps.reports ?? 'none';
-  const writer =
-    mode === 'none' ? undefined : startReportWriter({ client, api: REPORT_APIS[mode], logger: log });
+  const writer = reportWriter(mode, client, log, () => elector.isLeader());
   const running = startAuditLoop({
     intervalMs: deps.intervalMs,
     debounceMs: DEBOUNCE_MS,
@@ -145,9 +149,10 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       ...(writer ? { reports: writer.describe() } : {}),
     }),
     async stop() {
-      // The lease first: released at once (another replica takes over without waiting for it to
-      // expire), and a running pass, no longer leading, stops before its next page.
-      await Promise.all([elector.stop(), running.stop()]);
+      // The report writer sends nothing more from here on; the lease is released at once (another
+      // replica takes over without waiting for it to expire), and a running pass, no longer leading,
+      // stops before its next page.
+      await Promise.all([writer?.stop(), elector.stop(), running.stop()]);
       client.close();
     },
   };

@@ -181,7 +181,7 @@ describe('report writer failures', () => {
     for (let i = 0; i < 2; i++) expect(await writer.write(result)).toMatchObject({ state: 'failed' });
     expect(store.get('good', REPORT_NAME)).toBeDefined();
     expect(store.get('bad', REPORT_NAME)).toBeUndefined();
-    const failed = lines.filter((l) => l.msg === 'audit reports: writing failed; retried next pass');
+    const failed = lines.filter((l) => l.msg === 'audit reports: writing failed; retried with backoff');
     expect(failed).toHaveLength(1);
     expect(String(failed[0]!['err'])).toContain('bad: HTTP 422');
     expect(writer.describe()).toMatchObject({ state: 'failed' });
@@ -189,5 +189,100 @@ describe('report writer failures', () => {
     refuse = false;
     expect(await writer.write(result)).toMatchObject({ state: 'written', created: 1, unchanged: 1 });
     expect(store.get('bad', REPORT_NAME)).toBeDefined();
+  });
+
+  /** A writer over the fake with fast retries, refusing writes to namespace `bad` while `refuse.on`. */
+  async function failing(opts: { leading?: () => boolean } = {}) {
+    fake = await FakeApiServer.start();
+    const refuse = { on: true };
+    const store = FakeReports.attach(fake, REPORT_APIS.policyreport, (object) => ({
+      errors:
+        refuse.on && (object as { metadata: { namespace: string } }).metadata.namespace === 'bad'
+          ? ['metadata.namespace: namespace bad is being terminated']
+          : [],
+      stored: object,
+    }));
+    const { logger, lines } = capturingLogger();
+    const { kc } = loadKubeconfig({ kubeconfig: fake.kubeconfigPath, env: {} });
+    const writer = startReportWriter({
+      client: kubeClient(kc),
+      api: REPORT_APIS.policyreport,
+      logger,
+      retry: { initialMs: 100, maxMs: 400 },
+      ...opts,
+    });
+    return { fake, store, refuse, lines, writer };
+  }
+
+  const until = async (probe: () => boolean, what: string): Promise<void> => {
+    for (let i = 0; i < 200 && !probe(); i++) await new Promise((r) => setTimeout(r, 50));
+    if (!probe()) throw new Error(`not within 10 s: ${what}`);
+  };
+
+  it('a round with a failed write deletes nothing; it is retried by itself and then deletes', async () => {
+    const { store, refuse, writer } = await failing();
+    // Last pass: reports in `bad`, `good` and `gone`. This pass: `gone` is clean.
+    await writer.write(
+      await audit([gateway('gone', 'c', { spec: [outside] }), gateway('good', 'b', { spec: [outside] })]),
+    );
+    expect(store.get('gone', REPORT_NAME)).toBeDefined();
+    const result = await audit([
+      gateway('bad', 'a', { spec: [outside] }),
+      gateway('good', 'b', { spec: [outside] }),
+    ]);
+    expect(await writer.write(result)).toMatchObject({ state: 'failed', deleted: 0 });
+    expect(store.get('gone', REPORT_NAME)).toBeDefined();
+    expect(store.writes.filter((w) => w.method === 'DELETE')).toEqual([]);
+    expect(writer.describe()).toMatchObject({ state: 'failed', nextRetryInMs: expect.any(Number) });
+    // Retried without another pass: once the namespace takes writes, the round completes.
+    refuse.on = false;
+    await until(() => store.get('bad', REPORT_NAME) !== undefined, 'the retried create');
+    await until(() => store.get('gone', REPORT_NAME) === undefined, 'the delete after a full round');
+    expect(writer.describe()).toMatchObject({ state: 'written' });
+    await writer.stop();
+  });
+
+  it('a report list that is not a list (a proxy page) writes and deletes nothing', async () => {
+    const { fake: f, store, writer } = await failing();
+    store.put({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      metadata: { namespace: 'gone', name: REPORT_NAME, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    });
+    f.faults.add(
+      { resource: 'policyreports', verbs: ['list'] },
+      { kind: 'lines', lines: ['{"kind":"Status"}'] },
+    );
+    const outcome = await writer.write(await audit([gateway('good', 'b', { spec: [outside] })]));
+    expect(outcome).toMatchObject({ state: 'failed' });
+    expect(writer.describe()).toMatchObject({ lastError: expect.stringContaining('no items array') });
+    expect(f.count({ resource: 'policyreports', verb: 'write' })).toBe(0);
+    expect(store.get('gone', REPORT_NAME)).toBeDefined();
+    await writer.stop();
+  });
+
+  it('429 with Retry-After on a write: no further request that round, the retry waits the Retry-After', async () => {
+    const { fake: f, store, writer } = await failing();
+    f.faults.add(
+      { resource: 'policyreports', verbs: ['write'] },
+      { kind: 'status', code: 429, retryAfterSeconds: 1 },
+      { count: 1 },
+    );
+    const result = await audit(['x', 'y', 'z'].map((ns) => gateway(ns, 'gw', { spec: [outside] })));
+    expect(await writer.write(result)).toMatchObject({ state: 'failed' });
+    expect(f.count({ resource: 'policyreports', verb: 'write' })).toBe(1);
+    await until(() => store.objects.size === 3, 'the three reports after the retry');
+    const writes = f.requests.filter((r) => r.resource === 'policyreports' && r.verb === 'write');
+    // Backoff alone would retry after 80-120 ms; the server asked for 1 s.
+    expect(writes[1]!.at - writes[0]!.at).toBeGreaterThanOrEqual(950);
+    await writer.stop();
+  });
+
+  it('sends nothing while another replica leads, and schedules no retry', async () => {
+    const { fake: f, writer } = await failing({ leading: () => false });
+    const outcome = await writer.write(await audit([gateway('good', 'b', { spec: [outside] })]));
+    expect(outcome).toMatchObject({ state: 'failed' });
+    expect(f.count({ resource: 'policyreports' })).toBe(0);
+    expect(writer.describe()).not.toHaveProperty('nextRetryInMs');
   });
 });
