@@ -2,7 +2,7 @@
  * `audit`'s flags: the rule flags every rule-running command shares, plus
  * the namespace, the kubeconfig, the page size and the output format.
  */
-import { envName, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import { flagList, valueNames, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
 import { CHECK_FLAGS } from '../check/options.js';
 import type { AuditOutput } from './format.js';
@@ -66,18 +66,8 @@ export function auditHelp(): string {
     '',
     'Flags:',
   ];
-  const flags: FlagDefinitions = AUDIT_FLAGS;
-  for (const [name, def] of Object.entries(flags)) {
-    const value =
-      def.kind === 'boolean'
-        ? ''
-        : ` ${def.kind === 'string' && def.choices ? def.choices.join('|') : 'VALUE'}`;
-    let text = def.description;
-    if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;
-    if (!def.noEnv) text += ` [env ${envName(name)}]`;
-    lines.push(`  ${def.short ? `-${def.short}, ` : '    '}--${name}${value}`, `        ${text}`);
-  }
   lines.push(
+    ...flagList(AUDIT_FLAGS, { valueName: valueNames(), envLabel: 'env ' }),
     '',
     'Exit status: 0 no violations; 1 violations; 2 usage error, or the cluster could not be read.',
     'See docs/audit.md for the rollout guide and the JSON report.',

@@ -4,8 +4,9 @@
  */
 import {
   envName,
+  flagList,
   parseFlags,
-  type FlagDefinition,
+  valueNames,
   type FlagDefinitions,
   type FlagValues,
   type Parsed,
@@ -60,11 +61,6 @@ const VALUE_NAMES: Readonly<Record<string, string>> = {
   kubeconfig: 'FILE',
 };
 
-function valueName(name: string, def: FlagDefinition): string {
-  if (def.kind === 'string' && def.choices) return def.choices.join('|');
-  return VALUE_NAMES[name] ?? 'VALUE';
-}
-
 export interface CheckOptions {
   readonly filenames: readonly string[];
   readonly rules: RuleConfig;
@@ -116,16 +112,8 @@ export function checkHelp(): string {
     '',
     'Flags:',
   ];
-  const flags: FlagDefinitions = CHECK_FLAGS;
-  for (const [name, def] of Object.entries(flags)) {
-    const value = def.kind === 'boolean' ? '' : ` ${valueName(name, def)}`;
-    const flag = `${def.short ? `-${def.short}, ` : '    '}--${name}${value}`;
-    let text = def.description;
-    if (def.default !== undefined && def.kind !== 'boolean') text += ` (default: ${String(def.default)})`;
-    if (!def.noEnv) text += ` [env ${envName(name)}]`;
-    lines.push(`  ${flag}`, `        ${text}`);
-  }
   lines.push(
+    ...flagList(CHECK_FLAGS, { valueName: valueNames(VALUE_NAMES), envLabel: 'env ' }),
     '',
     'Exit status: 0 no violations; 1 violations; 2 usage error or unreadable input (2 wins).',
     'Warnings (status findings under --status-policy warn, warning-only rules) never fail the check.',

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import YAML from 'yaml';
-import { envName, type FlagDefinitions } from '../config/flags.js';
+import { flagList, valueNames, type FlagDefinitions } from '../config/flags.js';
 import {
   GATEWAY_CRD_NAME,
   GATEWAY_CRD_VERSIONS,
@@ -66,14 +66,11 @@ function crdPatchUsage(): string {
     `  kubectl patch crd ${GATEWAY_CRD_NAME} --type json --patch-file patch.json`,
     '',
     'Flags:',
-    ...Object.entries(CRD_PATCH_FLAGS).map(([name, def]) => {
-      const short = 'short' in def ? `-${def.short}, ` : '';
-      const arg =
-        def.kind === 'string'
-          ? ` ${name === 'apply' ? 'FILE' : name === 'gep-revision' ? 'REV' : 'PATH'}`
-          : '';
-      const env = 'noEnv' in def && def.noEnv ? '' : ` [env ${envName(name)}]`;
-      return `  ${`${short}--${name}${arg}`.padEnd(24)} ${def.description}${env}`;
+    ...flagList(CRD_PATCH_FLAGS, {
+      column: 24,
+      valueName: valueNames({ apply: 'FILE', 'gep-revision': 'REV', kubeconfig: 'PATH' }),
+      defaults: false,
+      envLabel: 'env ',
     }),
     '',
     'Exit codes: 0 done, 2 usage error, unreadable or unexpected input, or a failed cluster call.',

@@ -5,7 +5,7 @@
  * ConfigMap holding the service ranges they read.
  */
 import YAML from 'yaml';
-import { envName, type FlagDefinitions, type FlagValues } from '../config/flags.js';
+import { flagList, type FlagDefinitions, type FlagValues } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom } from '../config/rules.js';
 import {
   applyPath,
@@ -79,12 +79,7 @@ function policyUsage(): string {
     'it in step with the ServiceCIDRs; --service-cidr writes it once. See docs/policy.md.',
     '',
     'Flags:',
-    ...Object.entries(POLICY_FLAGS).map(([name, def]) => {
-      const short = 'short' in def ? `-${def.short}, ` : '';
-      const arg = def.kind === 'boolean' ? '' : ' VALUE';
-      const env = 'noEnv' in def && def.noEnv ? '' : ` [env ${envName(name)}]`;
-      return `  ${`${short}--${name}${arg}`.padEnd(28)} ${def.description}${env}`;
-    }),
+    ...flagList(POLICY_FLAGS, { column: 28, defaults: false, envLabel: 'env ' }),
     '',
     'Exit codes: 0 done, 2 usage error or a failed cluster call.',
   ].join('\n');

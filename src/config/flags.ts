@@ -204,15 +204,42 @@ export function parseFlags<Defs extends FlagDefinitions>(
   return { ok: true, value: { flags: typed, positionals: parsed.positionals } };
 }
 
+/** How a command's `--help` lists its flags. */
+export interface FlagListStyle {
+  /** Each flag on one line with its description from this column; absent: the description under it. */
+  readonly column?: number;
+  /** The placeholder of a flag that takes a value; default `VALUE`. */
+  readonly valueName?: (name: string, def: FlagDefinition) => string;
+  /** Shows `(default: …)` for flags that take a value; default true. */
+  readonly defaults?: boolean;
+  /** Before the environment variable's name: `[ROUTABILITY_WEBHOOK_X]` or, with `env `, `[env …]`. */
+  readonly envLabel?: string;
+}
+
+/** Placeholders: the given name, else a flag's choices (`a|b`), else `VALUE`. */
+export function valueNames(names: Readonly<Record<string, string>> = {}): FlagListStyle['valueName'] {
+  return (name, def) =>
+    names[name] ?? (def.kind === 'string' && def.choices ? def.choices.join('|') : 'VALUE');
+}
+
+/** The `--help` lines of a set of flags: every command's flag list is rendered here. */
+export function flagList(defs: FlagDefinitions, style: FlagListStyle = {}): string[] {
+  const lines: string[] = [];
+  for (const [name, def] of Object.entries(defs)) {
+    const value = def.kind === 'boolean' ? '' : ` ${style.valueName?.(name, def) ?? 'VALUE'}`;
+    const shown = style.defaults !== false && def.default !== undefined && def.kind !== 'boolean';
+    const dflt = shown ? ` (default: ${String(def.default)})` : '';
+    const env = def.noEnv ? '' : ` [${style.envLabel ?? ''}${envName(name)}]`;
+    const short = def.short ? `-${def.short}, ` : '';
+    if (style.column === undefined)
+      lines.push(`  ${short || '    '}--${name}${value}`, `        ${def.description}${dflt}${env}`);
+    else lines.push(`  ${`${short}--${name}${value}`.padEnd(style.column)} ${def.description}${dflt}${env}`);
+  }
+  return lines;
+}
+
 /** `--help` text for a command, from its flag definitions. */
 export function helpText(command: string, summary: string, defs: FlagDefinitions): string {
-  const lines = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
-  for (const [name, def] of Object.entries(defs)) {
-    const flag = `${def.short ? `-${def.short}, ` : ''}--${name}${def.kind === 'boolean' ? '' : ' VALUE'}`;
-    const dflt =
-      def.default === undefined || def.default === false ? '' : ` (default: ${String(def.default)})`;
-    const env = def.noEnv ? '' : ` [${envName(name)}]`;
-    lines.push(`  ${flag.padEnd(34)} ${def.description}${dflt}${env}`);
-  }
-  return lines.join('\n');
+  const usage = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
+  return [...usage, ...flagList(defs, { column: 34 })].join('\n');
 }
