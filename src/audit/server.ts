@@ -42,6 +42,8 @@ export interface ServerAuditDeps {
 export interface ServerAudit {
   /** For /readyz?verbose; the audit never holds readiness back. */
   describe(): Readonly<Record<string, unknown>>;
+  /** The audit Lease, for other single-writer work (the policy params); undefined when the audit is off. */
+  readonly leadership: { isLeader(): boolean; onChange(listener: () => void): () => void } | undefined;
   stop(): Promise<void>;
 }
 
@@ -52,7 +54,11 @@ const PAGE_TIMEOUT_MS = 30_000;
 const DEBOUNCE_MS = 2_000;
 
 function off(reason: string): ServerAudit {
-  return { describe: () => ({ enabled: false, reason }), stop: () => Promise.resolve() };
+  return {
+    describe: () => ({ enabled: false, reason }),
+    leadership: undefined,
+    stop: () => Promise.resolve(),
+  };
 }
 
 type ClusterModule = typeof ClusterIndex;
@@ -96,6 +102,26 @@ function reportWriter(mode: AuditReportsMode, client: KubeClient, logger: Logger
   return mode === 'none' ? undefined : startReportWriter({ client, api: REPORT_APIS[mode], logger, leading });
 }
 
+/** The audit Lease's elector in this pod's namespace; `onChange` hears every change of leadership. */
+function startElection(
+  found: { readonly cluster: ClusterModule; readonly client: KubeClient },
+  deps: ServerAuditDeps,
+  log: Logger,
+  onChange: (leader: boolean) => void,
+) {
+  const who = leaseIdentity(deps.env ?? process.env);
+  const elector = found.cluster.startLeaderElector({
+    client: found.client,
+    namespace: who.namespace,
+    name: deps.leaseName,
+    identity: who.identity,
+    logger: log,
+    ...(deps.lease ? { leaseDurationMs: deps.lease.durationMs, renewEveryMs: deps.lease.renewEveryMs } : {}),
+    onChange,
+  });
+  return { elector, lease: `${who.namespace}/${deps.leaseName}` };
+}
+
 export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
   const log = deps.logger.child({ component: 'audit' });
   if (deps.intervalMs === 0) return off('--audit-interval=0');
@@ -104,23 +130,16 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     log.info(found.reason);
     return off(found.reason);
   }
-  const { cluster, loaded, client } = found;
+  const { loaded, client } = found;
   const fetch = gatewayPageFetcher(client, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
   const metrics = auditMetrics(deps.registry);
-  const who = leaseIdentity(deps.env ?? process.env);
   // The elector reports to the loop, which reads the elector: the loop is set right after both exist.
   const started: { loop?: AuditLoop } = {};
-  const elector = cluster.startLeaderElector({
-    client,
-    namespace: who.namespace,
-    name: deps.leaseName,
-    identity: who.identity,
-    logger: log,
-    ...(deps.lease ? { leaseDurationMs: deps.lease.durationMs, renewEveryMs: deps.lease.renewEveryMs } : {}),
-    onChange: (leader) => {
-      metrics.leader.set(leader ? 1 : 0);
-      started.loop?.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
-    },
+  const leaderListeners = new Set<() => void>();
+  const { elector, lease } = startElection(found, deps, log, (leader) => {
+    metrics.leader.set(leader ? 1 : 0);
+    started.loop?.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
+    for (const listener of leaderListeners) listener();
   });
   const mode = deps.reports ?? 'none';
   const writer = reportWriter(mode, client, log, () => elector.isLeader());
@@ -136,7 +155,6 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     logger: log,
   });
   started.loop = running;
-  const lease = `${who.namespace}/${deps.leaseName}`;
   log.info(
     { intervalSeconds: deps.intervalMs / 1000, server: loaded.server, lease, reports: mode },
     'audit started; the replica holding the lease audits',
@@ -148,6 +166,13 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       election: elector.describe(),
       ...(writer ? { reports: writer.describe() } : {}),
     }),
+    leadership: {
+      isLeader: () => elector.isLeader(),
+      onChange: (listener) => {
+        leaderListeners.add(listener);
+        return () => leaderListeners.delete(listener);
+      },
+    },
     async stop() {
       // The report writer sends nothing more from here on; the lease is released at once (another
       // replica takes over without waiting for it to expire), and a running pass, no longer leading,

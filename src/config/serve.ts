@@ -101,6 +101,11 @@ export const SERVE_FLAGS = {
     description:
       'Also write the findings as one report per namespace: none, policyreport (wgpolicyk8s.io/v1alpha2) or openreports (openreports.io/v1alpha1).',
   },
+  'policy-params': {
+    kind: 'string',
+    description:
+      "NAMESPACE/NAME of the ValidatingAdmissionPolicy's params ConfigMap to keep equal to the service ranges (the audit leader writes; off by default).",
+  },
   dev: {
     kind: 'boolean',
     default: false,
@@ -127,6 +132,25 @@ export interface ServeConfig extends RuleConfig {
   readonly auditIntervalMs: number;
   readonly auditLease: string;
   readonly auditReports: AuditReportsMode;
+  /** The policy's params ConfigMap serve keeps in step (--policy-params); undefined: none. */
+  readonly policyParams: { readonly namespace: string; readonly name: string } | undefined;
+}
+
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** `NAMESPACE/NAME` of --policy-params. */
+function policyParamsFrom(text: string | undefined): Parsed<ServeConfig['policyParams']> {
+  if (text === undefined) return { ok: true, value: undefined };
+  const [namespace = '', name = '', ...rest] = text.split('/');
+  if (
+    rest.length > 0 ||
+    !OBJECT_NAME.test(namespace) ||
+    namespace.length > 63 ||
+    !OBJECT_NAME.test(name) ||
+    name.length > 253
+  )
+    return { ok: false, error: `--policy-params: "${text}" is not NAMESPACE/NAME of a ConfigMap` };
+  return { ok: true, value: { namespace, name } };
 }
 
 function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: boolean): string | undefined {
@@ -152,6 +176,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
     return { ok: false, error: '--port and --health-port must differ' };
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f['audit-lease']) || f['audit-lease'].length > 253)
     return { ok: false, error: `--audit-lease: "${f['audit-lease']}" is not a Kubernetes object name` };
+  const policyParams = policyParamsFrom(f['policy-params']);
+  if (!policyParams.ok) return policyParams;
   return {
     ok: true,
     value: Object.freeze({
@@ -173,6 +199,7 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       auditIntervalMs: f['audit-interval'],
       auditLease: f['audit-lease'],
       auditReports: f['audit-reports'],
+      policyParams: policyParams.value,
     }),
   };
 }

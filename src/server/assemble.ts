@@ -18,6 +18,7 @@ import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
 import { createServerMetrics } from '../http/metrics.js';
 import { loadTlsMaterial } from '../http/tls.js';
+import { startPolicyParams } from './policy-params.js';
 import type { HealthComponent } from '../readiness.js';
 import {
   certificateComponent,
@@ -67,7 +68,11 @@ function shutdownComponent(closing: () => boolean): HealthComponent {
 function healthComponents(
   closing: () => boolean,
   certificates: HealthComponent,
-  parts: { inputs: RuleInputs; audit: ServerAudit },
+  parts: {
+    inputs: RuleInputs;
+    audit: ServerAudit;
+    policyParams: { describe(): Readonly<Record<string, unknown>> } | undefined;
+  },
 ): HealthComponent[] {
   const { components } = parts.inputs;
   return [
@@ -77,18 +82,24 @@ function healthComponents(
     components.allocatedIPs,
     { name: 'audit', detail: { key: 'audit', describe: () => parts.audit.describe() } },
     ...(components.gepRevision ? [components.gepRevision] : []),
+    ...(parts.policyParams
+      ? [{ name: 'policyParams', detail: { key: 'policyParams', describe: parts.policyParams.describe } }]
+      : []),
   ];
 }
 
-/** The background audit, judging stored Gateways with the context admission uses. */
-function startAudit(
+/**
+ * The background work: the audit, judging stored Gateways with the context
+ * admission uses, and the policy params kept in step by the audit's leader.
+ */
+async function startBackground(
   config: ServeConfig,
   logger: Logger,
   registry: Registry,
   started: { inputs: RuleInputs; noCluster: string | undefined },
 ) {
   const { inputs, noCluster } = started;
-  return startServerAudit({
+  const audit = await startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
     reports: config.auditReports,
@@ -98,6 +109,16 @@ function startAudit(
     registry,
     inputs,
   });
+  const policyParams = await startPolicyParams({ config, logger, registry, inputs, audit, noCluster });
+  return {
+    audit,
+    policyParams,
+    /** The params first (no write once shutting down), then the audit and its Lease. */
+    stop: () => {
+      policyParams?.stop();
+      return audit.stop();
+    },
+  };
 }
 
 /**
@@ -128,7 +149,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
   const { inputs, revision, noCluster } = await ruleInputSources(config, logger, registry);
-  const audit = await startAudit(config, logger, registry, { inputs, noCluster });
+  const background = await startBackground(config, logger, registry, { inputs, noCluster });
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
@@ -145,7 +166,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
   const certificates = followCertificates({ files, material, listener: app.server }, metrics, logger);
   const health = buildHealthApp({
     registry,
-    components: healthComponents(isClosing, certificateComponent(certificates), { inputs, audit }),
+    components: healthComponents(isClosing, certificateComponent(certificates), { inputs, ...background }),
   });
 
   let ports: { port: number; healthPort: number };
@@ -156,7 +177,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     };
   } catch (err) {
     certificates.stop();
-    await Promise.allSettled([app.close(), health.close(), audit.stop(), inputs.close()]);
+    await Promise.allSettled([app.close(), health.close(), background.stop(), inputs.close()]);
     throw err;
   }
   logger.info(
@@ -176,7 +197,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
       closing = true;
       certificates.stop();
       // The audit's lease is released while requests finish, not after: within the shutdown timeout.
-      const auditStopped = audit.stop();
+      const auditStopped = background.stop();
       // Fastify's close stops accepting, closes idle keep-alive connections and
       // waits for in-flight requests; responses meanwhile carry Connection: close.
       await app.close();

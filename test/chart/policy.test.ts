@@ -189,6 +189,9 @@ describe.skipIf(skipReason !== undefined)('policy.enabled: what it installs', ()
         verbs: ['get', 'patch'],
       },
     ]);
+    const pod = one(beside, 'Deployment').spec.template.spec;
+    expect(pod.containers[0].args).toContain(`--policy-params=${NAMESPACE}/${FULLNAME}-params`);
+    expect(pod.automountServiceAccountToken).toBe(true);
     const binding = one(beside, 'RoleBinding', `${FULLNAME}-policy-params`);
     expect(binding.roleRef.name).toBe(role.metadata.name);
     expect(binding.subjects[0].name).toBe(one(beside, 'Deployment').spec.template.spec.serviceAccountName);

@@ -1,0 +1,82 @@
+/**
+ * `serve --policy-params NAMESPACE/NAME`: starts the params sync
+ * (policy/params-sync.ts) with the cluster's credentials, the rule inputs and
+ * the audit's Lease. Its two counters are always registered, so /metrics
+ * lists them (at 0) without the flag too.
+ */
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { ServerAudit } from '../audit/server.js';
+import type { ServeConfig } from '../config/serve.js';
+import type { RuleInputs } from '../inputs/rule-inputs.js';
+import { oneLine } from '../kube/errors.js';
+import { startParamsSync, type ParamsSync, type ParamsSyncMetrics } from '../policy/params-sync.js';
+
+function paramsSyncMetrics(registry: Registry): ParamsSyncMetrics {
+  return {
+    writes: new Counter({
+      name: 'routability_webhook_policy_params_writes_total',
+      help: "Writes that changed the policy's params ConfigMap (--policy-params) to the service ranges in force.",
+      registers: [registry],
+    }),
+    failures: new Counter({
+      name: 'routability_webhook_policy_params_failures_total',
+      help: "Failed reads or writes of the policy's params ConfigMap; each is retried with backoff.",
+      registers: [registry],
+    }),
+  };
+}
+
+export interface PolicyParamsParts {
+  readonly config: ServeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly inputs: RuleInputs;
+  readonly audit: ServerAudit;
+  /** Set when --dev ignored an unusable kubeconfig. */
+  readonly noCluster: string | undefined;
+}
+
+/** The running sync, or undefined without --policy-params; a missing cluster is logged, not fatal. */
+export async function startPolicyParams(
+  parts: PolicyParamsParts,
+): Promise<(Pick<ParamsSync, 'describe'> & { stop(): void }) | undefined> {
+  const metrics = paramsSyncMetrics(parts.registry);
+  const target = parts.config.policyParams;
+  if (!target) return undefined;
+  const log = parts.logger.child({ component: 'policy-params' });
+  const off = (reason: string) => {
+    log.error(
+      { configMap: `${target.namespace}/${target.name}` },
+      `policy params not kept in step: ${reason}`,
+    );
+    return { describe: () => ({ enabled: false, reason }), stop: () => undefined };
+  };
+  if (parts.noCluster !== undefined) return off('no cluster (--dev ignored the kubeconfig)');
+  const [{ loadKubeconfig }, { kubeClient }] = await Promise.all([
+    import('../kube/kubeconfig.js'),
+    import('../kube/client.js'),
+  ]);
+  let client;
+  try {
+    client = kubeClient(loadKubeconfig({ kubeconfig: parts.config.kubeconfig }).kc);
+  } catch (err) {
+    return off(oneLine(err));
+  }
+  const sync = startParamsSync({
+    client,
+    ...target,
+    inputs: parts.inputs,
+    leadership: parts.audit.leadership,
+    logger: parts.logger,
+    metrics,
+  });
+  const owned = client;
+  return {
+    describe: sync.describe,
+    stop: () => {
+      sync.stop();
+      owned.close();
+    },
+  };
+}
