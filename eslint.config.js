@@ -41,7 +41,7 @@ const WALLS = {
   // The engine is pure: no I/O, no Node built-ins, no transport; entered through rules/index.ts.
   rules: { src: 'json', packages: 'ipaddr.js' },
   server: {
-    src: 'audit certs cluster config http inputs kube readiness.ts',
+    src: 'audit certs cluster config http inputs kube policy readiness.ts',
     packages: 'pino prom-client node:fs node:https node:net node:path node:tls',
   },
   // The AdmissionReview protocol (admission/) and the rules meet here.

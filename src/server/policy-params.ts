@@ -1,6 +1,6 @@
 /**
  * `serve --policy-params NAMESPACE/NAME`: starts the params sync
- * (policy/params-sync.ts) with the cluster's credentials, the rule inputs and
+ * (params-sync.ts) with the cluster's credentials, the rule inputs and
  * the audit's Lease. Its two counters are always registered, so /metrics
  * lists them (at 0) without the flag too.
  */
@@ -10,7 +10,7 @@ import type { ServerAudit } from '../audit/server.js';
 import type { ServeConfig } from '../config/serve.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import { oneLine } from '../kube/errors.js';
-import { startParamsSync, type ParamsSync, type ParamsSyncMetrics } from '../policy/params-sync.js';
+import { startParamsSync, type ParamsSync, type ParamsSyncMetrics } from './params-sync.js';
 
 function paramsSyncMetrics(registry: Registry): ParamsSyncMetrics {
   return {

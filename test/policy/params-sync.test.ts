@@ -12,7 +12,7 @@ import { kubeClient, type KubeClient } from '../../src/kube/client.js';
 import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import type { CurrentInputs } from '../../src/inputs/rule-inputs.js';
 import { paramsData } from '../../src/policy/index.js';
-import { startParamsSync, type ParamsSync } from '../../src/policy/params-sync.js';
+import { startParamsSync, type ParamsSync } from '../../src/server/params-sync.js';
 import type { ServiceRanges } from '../../src/rules/index.js';
 import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
 import { capturingLogger } from '../cluster/helpers.js';

@@ -15,10 +15,9 @@
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
-import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from '../kube/client.js';
-import { describeKubeError, httpStatusOf } from '../kube/errors.js';
-import { paramsData } from './generate.js';
+import { describeKubeError, httpStatusOf, KubeApiError } from '../kube/errors.js';
+import { paramsData } from '../policy/index.js';
 
 /** Whether this replica may write now, and when that changes (the audit's Lease). */
 export interface Leadership {
@@ -61,9 +60,15 @@ const DEFAULT_BACKOFF = { initialMs: 1_000, maxMs: 60_000 };
 const DEFAULT_RESYNC_MS = 5 * 60_000;
 
 function sameData(have: unknown, want: Readonly<Record<string, string>>): boolean {
-  const record = asRecord(have) ?? {};
+  if (typeof have !== 'object' || have === null) return Object.keys(want).length === 0;
+  const record = have as Record<string, unknown>;
   const keys = Object.keys(record);
   return keys.length === Object.keys(want).length && keys.every((k) => record[k] === want[k]);
+}
+
+/** The ConfigMap's `data`, if the answer has one. */
+function dataOf(answer: unknown): unknown {
+  return typeof answer === 'object' && answer !== null ? (answer as { data?: unknown }).data : undefined;
 }
 
 /** The wait before the next try after `failures` failures in a row: doubling, half of it jitter, ≥ Retry-After. */
@@ -75,8 +80,8 @@ export function retryDelay(
 ): number {
   const base = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.max(0, failures - 1));
   const jittered = base / 2 + (base / 2) * random();
-  const retryAfter = own(asRecord(err), 'retryAfterMs');
-  return Math.max(jittered, typeof retryAfter === 'number' ? retryAfter : 0);
+  const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
+  return Math.max(jittered, retryAfter ?? 0);
 }
 
 /**
@@ -130,7 +135,7 @@ async function bringInStep(deps: ParamsSyncDeps, want: Readonly<Record<string, s
   const path = `/api/v1/namespaces/${deps.namespace}/configmaps/${deps.name}`;
   const timeoutMs = deps.timeoutMs ?? 10_000;
   const current = await deps.client.json({ method: 'GET', path, timeoutMs });
-  if (sameData(own(asRecord(current), 'data'), want)) return false;
+  if (sameData(dataOf(current), want)) return false;
   await deps.client.json({
     method: 'PATCH',
     path,
