@@ -71,6 +71,9 @@ export default {
   timeoutMS: 10_000,
   // Per folder, so two folders can run at once without sharing a sandbox or a report.
   tempDirName: `.cache/stryker-tmp-${runName}`,
+  // Nothing under .cache goes into a sandbox: another folder's sandbox, the
+  // reports, the downloaded Node LTS.
+  ignorePatterns: ['/.cache'],
   cleanTempDir: 'always',
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: `.cache/mutation/mutation-${runName}.json` },

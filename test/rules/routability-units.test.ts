@@ -73,6 +73,8 @@ describe('checkRoutabilitySyntax', () => {
     const lazy = checkRoutabilitySyntax('cluster', () => FIELD.child('routability'));
     expect(lazy?.field.toString()).toBe('spec.addresses[0].routability');
     expect(checkRoutabilitySyntax('cluster', FIELD.child('routability'))?.message).toBe(lazy?.message);
+    // Without a revision: the provisional rule and wording.
+    expect(lazy?.message).toContain('supported values: "External", "Cluster", or a domain-prefixed value');
   });
 });
 
@@ -111,6 +113,7 @@ describe('identities', () => {
     ],
     ['another type, as written', { type: 'example.com/Named', value: 'GW.x' }, 'example.com/Named/GW.x'],
     ['a type that is not a string', { type: 7, value: 'v' }, '7/v'],
+    ['a type that is an object, as JSON', { type: { a: 1 }, value: 'v' }, '{"a":1}/v'],
     ['a value that is not a string', { type: 'IPAddress', value: 7 }, undefined],
   ] as const)('addressIdentity: %s', (_name, e, want) => {
     expect(addressIdentity(entry(e))).toBe(want);
@@ -123,6 +126,7 @@ describe('identities', () => {
     expect(key({ value: '10.0.0.300' })).not.toBe(key({ value: '10.0.0.3' }));
     // Not a string: compared as JSON, so 5 and "5" differ and an absent value is a value too.
     expect(key({ value: 5 })).not.toBe(key({ value: '5' }));
+    expect(key({ value: 5 })).not.toBe(key({ value: 6 }));
     expect(key({ value: undefined })).toBe(key({ value: undefined }));
     expect(key({ type: 'Hostname', value: undefined })).not.toBe(key({ value: undefined }));
     // Provisional status reads unset as External; spec keeps it unset.
@@ -170,6 +174,15 @@ describe('checkAddressScope', () => {
     ]);
   });
 
+  it('an invalid address with a slash is a range only when it parses as one', () => {
+    expect(scope({ value: '10.0.0.300/24' }, 'Cluster', PROVISIONAL)[0]).toContain(
+      'must be a valid IPv4 or IPv6 address',
+    );
+    expect(scope({ value: '10.0.0.0/24' }, 'Cluster', PROVISIONAL)[0]).toContain(
+      'is a range, not an address',
+    );
+  });
+
   it('no value, or a value of another type, is not judged as an IP', () => {
     expect(scope({ value: undefined }, 'Cluster', PROVISIONAL)).toEqual([]);
     expect(scope({ type: 'Hostname', value: 7 }, 'External', PROVISIONAL)).toEqual([]);
@@ -215,6 +228,37 @@ describe('checkAddressScope', () => {
     expect(scope({ value: '10.200.0.5' }, 'Cluster', ctx, { requesting: false })).toEqual([
       'spec.addresses[0].value: Invalid value: "10.200.0.5": routability Cluster requires an address inside the service range (10.96.0.0/16, 10.100.0.0/16)',
     ]);
+  });
+
+  it('Cluster: every terminating range holding the address is named', () => {
+    const ctx = context({
+      ranges: ranges(
+        '10.96.0.0/16',
+        { cidr: '10.100.0.0/16', terminating: true },
+        { cidr: '10.100.0.0/24', terminating: true },
+      ),
+    });
+    expect(scope({ value: '10.100.0.5' }, 'Cluster', ctx)[0]).toContain(
+      '; 10.100.0.0/16, 10.100.0.0/24 is being deleted and takes no new addresses',
+    );
+  });
+
+  it('Cluster: a reserved or allocated address ends the checks, an unchecked one does not', () => {
+    // 10.0.0.0/7 is not global as a whole, so its public half gets the global warning when checks go on.
+    const global =
+      'a Cluster address SHOULD NOT be globally routable unless the service range itself is (GEP-5093)';
+    const inPublicHalf = (allocatedIPs: RuleContext['allocatedIPs'], value = '11.0.0.5') =>
+      scope({ value }, 'Cluster', context({ ranges: ranges('10.0.0.0/7'), allocatedIPs }));
+    const other = { group: '', resource: 'services', namespace: 'a', name: 'b' };
+    expect(inPublicHalf(undefined, '11.255.255.255')).toEqual([
+      'spec.addresses[0].value: Invalid value: "11.255.255.255": is the broadcast address of service range 10.0.0.0/7, which is never allocated; choose another address in the range',
+    ]);
+    expect(inPublicHalf({ holderOf: () => other })).toEqual([
+      'spec.addresses[0].value: Invalid value: "11.0.0.5": already allocated to services/a/b',
+    ]);
+    const unchecked = inPublicHalf({ holderOf: () => undefined, uncheckedReason: () => 'timeout' });
+    expect(unchecked).toHaveLength(2);
+    expect(unchecked[1]).toContain(global);
   });
 
   it('Cluster: a family whose only range is terminating is missing for a request, not in status', () => {

@@ -6,7 +6,7 @@
  * in field errors.
  */
 import { describe, expect, it } from 'vitest';
-import { quote } from '../../src/rules/field-error.js';
+import { NO_VALUE, quote, renderFieldErrorBody } from '../../src/rules/field-error.js';
 import { isGloballyRoutable, parseIP } from '../../src/rules/ip.js';
 import { jsonText, plainText } from '../../src/rules/json-text.js';
 import { parseCidr, reservedKind, ServiceRanges } from '../../src/rules/networks.js';
@@ -183,6 +183,14 @@ describe('jsonText and plainText', () => {
     expect(jsonText(value)).toBe(text);
   });
 
+  it('renders an object nested 100,000 deep (JSON.stringify would overflow the stack)', () => {
+    let deep: unknown = 0;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const text = jsonText(deep);
+    expect(text).toHaveLength(100_000 * 6 + 1);
+    expect(text.startsWith('{"a":{"a":')).toBe(true);
+  });
+
   it('stops once past max characters', () => {
     expect(jsonText([1, 2, 3, 4, 5, 6], 3)).toBe('[1,2');
   });
@@ -202,6 +210,15 @@ describe('quote', () => {
     expect(quote('abc')).toBe('"abc"');
     expect(quote('abcd', 4)).toBe('"abcd"');
     expect(quote('abcde', 4)).toBe('"abcd..."');
+  });
+
+  it('renderFieldErrorBody leaves out an empty detail', () => {
+    expect(renderFieldErrorBody({ type: 'FieldValueRequired', value: NO_VALUE, detail: '' })).toBe(
+      'Required value',
+    );
+    expect(renderFieldErrorBody({ type: 'FieldValueInvalid', value: 'x', detail: '' })).toBe(
+      'Invalid value: "x"',
+    );
   });
 
   it('anything else as JSON, cut past max; undefined as null', () => {
