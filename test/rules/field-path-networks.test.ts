@@ -96,6 +96,12 @@ describe('ServiceRanges', () => {
     expect(reservedKind(ip('10.0.0.255'), r('10.0.0.0/24'))).toBe('broadcast');
     expect(reservedKind(ip('10.0.0.1'), r('10.0.0.0/24'))).toBeUndefined();
     expect(reservedKind(ip('10.0.0.0'), r('10.0.0.0/32'))).toBeUndefined();
+    // Both addresses of a /31 (and a /127) are usable (RFC 3021); a /30 has both reserved.
+    expect(reservedKind(ip('10.0.0.0'), r('10.0.0.0/31'))).toBeUndefined();
+    expect(reservedKind(ip('10.0.0.1'), r('10.0.0.0/31'))).toBeUndefined();
+    expect(reservedKind(ip('10.0.0.3'), r('10.0.0.0/30'))).toBe('broadcast');
+    expect(reservedKind(ip('fd00::'), r('fd00::/127'))).toBeUndefined();
+    expect(reservedKind(ip('fd00::'), r('fd00::/126'))).toBe('network');
     expect(reservedKind(ip('fd00::'), r('fd00::/120'))).toBe('network');
     expect(reservedKind(ip('fd00::ff'), r('fd00::/120'))).toBeUndefined();
   });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { NO_VALUE, quote, renderFieldErrorBody } from '../../src/rules/field-error.js';
 import { isGloballyRoutable, parseIP } from '../../src/rules/ip.js';
 import { jsonText, plainText } from '../../src/rules/json-text.js';
-import { parseCidr, reservedKind, ServiceRanges } from '../../src/rules/networks.js';
+import { parseCidr, ServiceRanges } from '../../src/rules/networks.js';
 import { ranges } from '../support/gateways.js';
 
 const ip = (text: string) => {
@@ -100,16 +100,6 @@ describe('parseCidr', () => {
       first: 11n << 24n,
       last: (12n << 24n) - 1n,
     });
-  });
-
-  it('network and broadcast addresses are reserved only in ranges larger than /31 (IPv4) and /127 (IPv6)', () => {
-    const range = (text: string) => parseCidr(text) as Exclude<ReturnType<typeof parseCidr>, string>;
-    expect(reservedKind(ip('10.96.0.0'), range('10.96.0.0/30'))).toBe('network');
-    expect(reservedKind(ip('10.96.0.3'), range('10.96.0.0/30'))).toBe('broadcast');
-    expect(reservedKind(ip('10.96.0.0'), range('10.96.0.0/31'))).toBeUndefined();
-    expect(reservedKind(ip('10.96.0.1'), range('10.96.0.0/31'))).toBeUndefined();
-    expect(reservedKind(ip('fd00::'), range('fd00::/126'))).toBe('network');
-    expect(reservedKind(ip('fd00::'), range('fd00::/127'))).toBeUndefined();
   });
 });
 
