@@ -1,10 +1,13 @@
 /**
- * `audit --output text|json|github|junit`: the formats `check` has, for
- * Gateways read from a cluster. A finding names `namespace/name` and the
- * field path instead of a file position.
+ * `audit --output text|json|github|junit`: the formats `check` has, written by
+ * check's format writers, for Gateways read from a cluster. A finding names
+ * `namespace/name` and the field path instead of a file position.
  */
-import { escapeData, escapeProperty } from '../check/format/github.js';
-import { escapeXmlAttribute, escapeXmlText } from '../check/format/junit.js';
+import { githubOutput } from '../check/format/github.js';
+import { jsonOutput } from '../check/format/json.js';
+import { junitXml, type JunitCase } from '../check/format/junit.js';
+import type { ReportLine } from '../check/format/order.js';
+import { textOutput } from '../check/format/text.js';
 import { gatewayLabel, plural } from '../check/report.js';
 import type { AuditResult } from './pass.js';
 
@@ -42,31 +45,17 @@ export function auditSummaryLine(result: AuditResult): string {
   );
 }
 
-function formatText(report: AuditReport): string {
-  const lines: string[] = [];
-  for (const g of report.result.flagged)
-    for (const f of g.findings)
-      lines.push(`${f.severity === 'warning' ? 'warning: ' : ''}${gatewayLabel(g)}: ${f.message}`);
-  lines.push(auditSummaryLine(report.result));
-  return lines.join('\n') + '\n';
+/** The audit's lines: each finding of each flagged Gateway, in list order, without a place. */
+function* auditLines(result: AuditResult): Generator<ReportLine> {
+  for (const g of result.flagged) {
+    const label = gatewayLabel(g);
+    for (const finding of g.findings) yield { kind: 'finding', label, finding };
+  }
 }
 
-function formatGithub(report: AuditReport): string {
-  const lines: string[] = [];
-  for (const g of report.result.flagged)
-    for (const f of g.findings) {
-      const level = f.severity === 'violation' ? 'error' : 'warning';
-      lines.push(
-        `::${level} title=${escapeProperty(f.code)}::${escapeData(`${gatewayLabel(g)}: ${f.message}`)}`,
-      );
-    }
-  lines.push(auditSummaryLine(report.result));
-  return lines.join('\n') + '\n';
-}
-
-function formatJson(report: AuditReport): string {
+function auditJson(report: AuditReport): unknown {
   const r = report.result;
-  const out = {
+  return {
     version: AUDIT_JSON_VERSION,
     summary: {
       gateways: r.gateways,
@@ -84,61 +73,47 @@ function formatJson(report: AuditReport): string {
       findings: g.findings,
     })),
   };
-  return JSON.stringify(out, null, 2) + '\n';
 }
 
-function attrs(values: Record<string, string | number>): string {
-  return Object.entries(values)
-    .map(([k, v]) => ` ${k}="${escapeXmlAttribute(String(v))}"`)
-    .join('');
-}
-
-/** One testsuite per namespace, one testcase per Gateway, a <failure> per violation, warnings in <system-out>. */
-function formatJunit(report: AuditReport): string {
-  const flagged = new Map(report.result.flagged.map((g) => [`${g.namespace}/${g.name}`, g]));
-  const suites = new Map<string, string[]>();
-  const failures = new Map<string, number>();
-  for (const key of report.result.audited) {
+/** One testsuite per namespace (sorted), one testcase per audited Gateway, a <failure> per violation, warnings in <system-out>. */
+function auditJunit(result: AuditResult): string {
+  const flagged = new Map(result.flagged.map((g) => [`${g.namespace}/${g.name}`, g]));
+  const suites = new Map<string, JunitCase[]>();
+  for (const key of result.audited) {
     const namespace = key.slice(0, key.indexOf('/'));
     const name = key.slice(key.indexOf('/') + 1);
-    const g = flagged.get(key);
-    const violations = g?.findings.filter((f) => f.severity === 'violation') ?? [];
-    const warnings = g?.findings.filter((f) => f.severity === 'warning') ?? [];
-    const body = [
-      ...violations.map(
-        (f) =>
-          `      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(f.message)}</failure>`,
-      ),
-      ...(warnings.length
-        ? [
-            `      <system-out>${escapeXmlText(warnings.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>`,
-          ]
-        : []),
-    ];
-    const open = `    <testcase${attrs({ classname: namespace || '(cluster)', name: gatewayLabel({ namespace, name }) })}`;
-    const list = suites.get(namespace) ?? [];
-    list.push(body.length ? `${open}>\n${body.join('\n')}\n    </testcase>` : `${open}/>`);
-    suites.set(namespace, list);
-    failures.set(namespace, (failures.get(namespace) ?? 0) + (violations.length ? 1 : 0));
+    const findings = flagged.get(key)?.findings ?? [];
+    const cases = suites.get(namespace) ?? [];
+    cases.push({
+      attrs: { classname: namespace || '(cluster)', name: gatewayLabel({ namespace, name }) },
+      failures: findings
+        .filter((f) => f.severity === 'violation')
+        .map((f) => ({ type: f.code, message: f.message, text: f.message })),
+      out: findings.filter((f) => f.severity === 'warning').map((f) => `warning: ${f.message}`),
+    });
+    suites.set(namespace, cases);
   }
-  const xml = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  xml.push(
-    `<testsuites${attrs({ name: 'routability-webhook audit', tests: report.result.gateways, failures: [...failures.values()].reduce((a, b) => a + b, 0) })}>`,
+  const failed = (cases: readonly JunitCase[]) => cases.filter((c) => c.failures?.length).length;
+  const sorted = [...suites].sort(([a], [b]) => a.localeCompare(b));
+  const root = {
+    name: 'routability-webhook audit',
+    tests: result.gateways,
+    failures: sorted.reduce((n, [, cases]) => n + failed(cases), 0),
+  };
+  return junitXml(
+    root,
+    sorted.map(([namespace, cases]) => ({
+      attrs: { name: namespace || '(cluster)', tests: cases.length, failures: failed(cases) },
+      cases,
+    })),
+    true,
   );
-  for (const [namespace, cases] of [...suites].sort(([a], [b]) => a.localeCompare(b))) {
-    xml.push(
-      `  <testsuite${attrs({ name: namespace || '(cluster)', tests: cases.length, failures: failures.get(namespace) ?? 0 })}>`,
-      ...cases,
-      '  </testsuite>',
-    );
-  }
-  xml.push('</testsuites>');
-  return xml.join('\n') + '\n';
 }
 
+/** The audit's report in the formats `check` has, rendered by the same writers. */
 export const AUDIT_FORMATTERS: Readonly<Record<AuditOutput, (report: AuditReport) => string>> = {
-  text: formatText,
-  json: formatJson,
-  github: formatGithub,
-  junit: formatJunit,
+  text: (report) => textOutput(auditLines(report.result), auditSummaryLine(report.result)),
+  json: (report) => jsonOutput(auditJson(report)),
+  github: (report) => githubOutput(auditLines(report.result), auditSummaryLine(report.result)),
+  junit: (report) => auditJunit(report.result),
 };

@@ -1,11 +1,12 @@
 /**
  * `--output github`: GitHub Actions workflow commands, which the runner turns
  * into annotations on the changed lines: `::error file=…,line=…,col=…,title=<code>::<message>`.
+ * A line without a place (the audit's) is an annotation of the run.
  */
 import { STDIN_DISPLAY } from '../inputs.js';
-import { gatewayLabel, summaryLine, type CheckReport, type Summary } from '../report.js';
+import { summaryLine, type CheckReport, type Summary } from '../report.js';
 import type { Position } from '../source.js';
-import { fileEntries } from './order.js';
+import { checkLines, type ReportLine } from './order.js';
 
 /** The message part: `%`, CR and LF are escaped (actions/toolkit escapeData). */
 export function escapeData(text: string): string {
@@ -18,7 +19,7 @@ export function escapeProperty(text: string): string {
 }
 
 interface Annotation {
-  readonly file: string;
+  readonly file: string | undefined;
   readonly position: Position | undefined;
   readonly title: string;
   readonly message: string;
@@ -27,37 +28,35 @@ interface Annotation {
 function command(level: 'error' | 'warning', { file, position, title, message }: Annotation): string {
   const props: string[] = [];
   // Standard input has no file to annotate: the annotation then belongs to the run.
-  if (file !== STDIN_DISPLAY) props.push(`file=${escapeProperty(file)}`);
+  if (file !== undefined && file !== STDIN_DISPLAY) props.push(`file=${escapeProperty(file)}`);
   if (position) props.push(`line=${position.line}`, `col=${position.column}`);
   props.push(`title=${escapeProperty(title)}`);
   return `::${level} ${props.join(',')}::${escapeData(message)}`;
 }
 
-export function formatGithub(report: CheckReport, summary: Summary): string {
+/** The github format of any report: a command per line, then its summary line. */
+export function githubOutput(report: Iterable<ReportLine>, summary: string): string {
   const lines: string[] = [];
-  for (const file of report.files) {
-    for (const entry of fileEntries(file)) {
-      if (entry.kind === 'error') {
-        const e = entry.error;
-        lines.push(
-          command('error', { file: e.file, position: e.position, title: e.code, message: e.message }),
-        );
-        continue;
-      }
-      const g = entry.gateway;
-      for (const f of g.findings) {
-        const level = f.severity === 'violation' ? 'error' : 'warning';
-        lines.push(
-          command(level, {
-            file: g.file,
-            position: f.position,
-            title: f.code,
-            message: `${gatewayLabel(g)}: ${f.message}`,
-          }),
-        );
-      }
+  for (const line of report) {
+    if (line.kind === 'error') {
+      const e = line.error;
+      lines.push(command('error', { file: e.file, position: e.position, title: e.code, message: e.message }));
+      continue;
     }
+    const f = line.finding;
+    lines.push(
+      command(f.severity === 'violation' ? 'error' : 'warning', {
+        file: line.file,
+        position: f.position,
+        title: f.code,
+        message: `${line.label}: ${f.message}`,
+      }),
+    );
   }
-  lines.push(summaryLine(summary));
+  lines.push(summary);
   return lines.join('\n') + '\n';
+}
+
+export function formatGithub(report: CheckReport, summary: Summary): string {
+  return githubOutput(checkLines(report), summaryLine(summary));
 }

@@ -6,6 +6,11 @@ import type { CheckReport, Summary } from '../report.js';
 
 export const JSON_SCHEMA_VERSION = 1;
 
+/** The json format of any report: its document (each command's own schema), indented. */
+export function jsonOutput(document: unknown): string {
+  return JSON.stringify(document, null, 2) + '\n';
+}
+
 export function formatJson(report: CheckReport, summary: Summary): string {
   const out = {
     version: JSON_SCHEMA_VERSION,
@@ -64,5 +69,5 @@ export function formatJson(report: CheckReport, summary: Summary): string {
       })),
     })),
   };
-  return JSON.stringify(out, null, 2) + '\n';
+  return jsonOutput(out);
 }

@@ -1,7 +1,9 @@
 /**
- * `--output junit`: JUnit XML for CI test reports. One testsuite per file,
- * one testcase per Gateway with a <failure> per violation and warnings in
- * <system-out>; input problems are testcases with an <error>.
+ * `--output junit`: JUnit XML for CI test reports. A report becomes suites of
+ * testcases (check: a suite per file, a case per Gateway or input problem;
+ * the audit: a suite per namespace, a case per Gateway) with a <failure> per
+ * violation, an <error> per input problem and warnings in <system-out>; this
+ * file writes any such document.
  */
 import { gatewayLabel, type CheckReport, type GatewayReport } from '../report.js';
 import { fileEntries } from './order.js';
@@ -28,37 +30,87 @@ export function escapeXmlAttribute(text: string): string {
     .replaceAll('\r', '&#13;');
 }
 
-function attrs(values: Record<string, string | number>): string {
+type Attributes = Readonly<Record<string, string | number>>;
+
+function attrs(values: Attributes): string {
   return Object.entries(values)
     .map(([k, v]) => ` ${k}="${escapeXmlAttribute(String(v))}"`)
     .join('');
 }
 
+/** A <failure> or <error>: its type (the code), its message attribute, its text. */
+export interface JunitProblem {
+  readonly type: string;
+  readonly message: string;
+  readonly text: string;
+}
+
+export interface JunitCase {
+  readonly attrs: Attributes;
+  readonly failures?: readonly JunitProblem[];
+  readonly errors?: readonly JunitProblem[];
+  /** Lines of <system-out> (warnings). */
+  readonly out?: readonly string[];
+}
+
+export interface JunitSuite {
+  readonly attrs: Attributes;
+  readonly cases: readonly JunitCase[];
+}
+
+function problem(tag: 'failure' | 'error', p: JunitProblem): string {
+  return `      <${tag}${attrs({ type: p.type, message: p.message })}>${escapeXmlText(p.text)}</${tag}>`;
+}
+
+function caseXml(c: JunitCase): string {
+  const body = [
+    ...(c.failures ?? []).map((p) => problem('failure', p)),
+    ...(c.errors ?? []).map((p) => problem('error', p)),
+    ...(c.out?.length ? [`      <system-out>${escapeXmlText(c.out.join('\n'))}</system-out>`] : []),
+  ];
+  const open = `    <testcase${attrs(c.attrs)}`;
+  return body.length === 0 ? `${open}/>` : `${open}>\n${body.join('\n')}\n    </testcase>`;
+}
+
+/**
+ * The XML document. An empty suite is one self-closed element; an empty
+ * root too, unless `openEmptyRoot` (the audit's, which has always been written open).
+ */
+export function junitXml(root: Attributes, suites: readonly JunitSuite[], openEmptyRoot = false): string {
+  const xml = suites.map(
+    (s) =>
+      `  <testsuite${attrs(s.attrs)}` +
+      (s.cases.length === 0 ? '/>' : `>\n${s.cases.map(caseXml).join('\n')}\n  </testsuite>`),
+  );
+  const document =
+    xml.length === 0 && !openEmptyRoot
+      ? `<testsuites${attrs(root)}/>`
+      : [`<testsuites${attrs(root)}>`, ...xml, '</testsuites>'].join('\n');
+  return ['<?xml version="1.0" encoding="UTF-8"?>', document].join('\n') + '\n';
+}
+
 /** One Gateway as a testcase: a failure per violation, warnings as its system-out. */
-function gatewayTestcase(path: string, g: GatewayReport): { failed: boolean; xml: string } {
-  const body: string[] = [];
-  const warnings: string[] = [];
+function gatewayCase(path: string, g: GatewayReport): JunitCase {
+  const failures: JunitProblem[] = [];
+  const out: string[] = [];
   for (const f of g.findings) {
     const where = `${g.file}:${f.position.line}:${f.position.column}`;
     if (f.severity === 'violation')
-      body.push(
-        `      <failure${attrs({ type: f.code, message: f.message })}>${escapeXmlText(`${where}: ${f.message}`)}</failure>`,
-      );
-    else warnings.push(`${where}: warning: ${f.code}: ${f.message}`);
+      failures.push({ type: f.code, message: f.message, text: `${where}: ${f.message}` });
+    else out.push(`${where}: warning: ${f.code}: ${f.message}`);
   }
-  const failed = body.length > 0;
-  if (warnings.length > 0) body.push(`      <system-out>${escapeXmlText(warnings.join('\n'))}</system-out>`);
-  const open = `    <testcase${attrs({ classname: path, name: gatewayLabel(g), file: path, line: g.position.line })}`;
-  return { failed, xml: body.length === 0 ? `${open}/>` : `${open}>\n${body.join('\n')}\n    </testcase>` };
+  return {
+    attrs: { classname: path, name: gatewayLabel(g), file: path, line: g.position.line },
+    failures,
+    out,
+  };
 }
 
 export function formatJunit(report: CheckReport): string {
-  const suites: string[] = [];
-  let totalTests = 0;
-  let totalFailures = 0;
-  let totalErrors = 0;
+  const suites: JunitSuite[] = [];
+  const total = { tests: 0, failures: 0, errors: 0 };
   for (const file of report.files) {
-    const cases: string[] = [];
+    const cases: JunitCase[] = [];
     let failures = 0;
     let errors = 0;
     for (const entry of fileEntries(file)) {
@@ -67,37 +119,25 @@ export function formatJunit(report: CheckReport): string {
         errors++;
         const where = e.position ? `${e.file}:${e.position.line}:${e.position.column}` : e.file;
         const name = e.document === undefined ? 'read' : `document ${e.document}`;
-        cases.push(
-          `    <testcase${attrs({ classname: file.path, name, file: file.path, ...(e.position ? { line: e.position.line } : {}) })}>\n` +
-            `      <error${attrs({ type: e.code, message: e.message })}>${escapeXmlText(`${where}: ${e.message}`)}</error>\n` +
-            `    </testcase>`,
-        );
+        cases.push({
+          attrs: {
+            classname: file.path,
+            name,
+            file: file.path,
+            ...(e.position ? { line: e.position.line } : {}),
+          },
+          errors: [{ type: e.code, message: e.message, text: `${where}: ${e.message}` }],
+        });
         continue;
       }
-      const gatewayCase = gatewayTestcase(file.path, entry.gateway);
-      if (gatewayCase.failed) failures++;
-      cases.push(gatewayCase.xml);
+      const c = gatewayCase(file.path, entry.gateway);
+      if (c.failures?.length) failures++;
+      cases.push(c);
     }
-    totalTests += cases.length;
-    totalFailures += failures;
-    totalErrors += errors;
-    suites.push(
-      `  <testsuite${attrs({ name: file.path, tests: cases.length, failures, errors, skipped: 0 })}` +
-        (cases.length === 0 ? '/>' : `>\n${cases.join('\n')}\n  </testsuite>`),
-    );
+    total.tests += cases.length;
+    total.failures += failures;
+    total.errors += errors;
+    suites.push({ attrs: { name: file.path, tests: cases.length, failures, errors, skipped: 0 }, cases });
   }
-  const root = attrs({
-    name: 'routability-webhook check',
-    tests: totalTests,
-    failures: totalFailures,
-    errors: totalErrors,
-  });
-  return (
-    [
-      '<?xml version="1.0" encoding="UTF-8"?>',
-      suites.length === 0
-        ? `<testsuites${root}/>`
-        : `<testsuites${root}>\n${suites.join('\n')}\n</testsuites>`,
-    ].join('\n') + '\n'
-  );
+  return junitXml({ name: 'routability-webhook check', ...total }, suites);
 }

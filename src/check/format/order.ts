@@ -1,5 +1,13 @@
 /** The order every format reports a file in: by document, then by position; a Gateway's findings in engine order. */
-import type { FileReport, GatewayReport, InputError } from '../report.js';
+import type { JudgedFinding } from '../evaluate.js';
+import {
+  gatewayLabel,
+  type CheckReport,
+  type FileReport,
+  type GatewayReport,
+  type InputError,
+} from '../report.js';
+import type { Position } from '../source.js';
 
 export type FileEntry =
   | { readonly kind: 'gateway'; readonly gateway: GatewayReport }
@@ -22,4 +30,33 @@ export function fileEntries(file: FileReport): FileEntry[] {
     const [db, lb, cb] = key(b);
     return da - db || la - lb || ca - cb;
   });
+}
+
+/**
+ * One line of the line formats (text, github): an input that could not be
+ * checked, or a finding of a Gateway with where it is, when it has a place
+ * (`check` knows the file and position; the audit knows neither).
+ */
+export type ReportLine =
+  | { readonly kind: 'error'; readonly error: InputError }
+  | {
+      readonly kind: 'finding';
+      /** `Gateway apps/gw`. */
+      readonly label: string;
+      readonly file?: string;
+      readonly finding: JudgedFinding & { readonly position?: Position };
+    };
+
+/** A check report's lines, file by file in report order. */
+export function* checkLines(report: CheckReport): Generator<ReportLine> {
+  for (const file of report.files)
+    for (const entry of fileEntries(file)) {
+      if (entry.kind === 'error') {
+        yield entry;
+        continue;
+      }
+      const g = entry.gateway;
+      const label = gatewayLabel(g);
+      for (const finding of g.findings) yield { kind: 'finding', label, file: g.file, finding };
+    }
 }

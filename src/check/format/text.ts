@@ -1,10 +1,11 @@
 /**
- * `--output text`: one line per finding, `file:line:col: Gateway ns/name: <message>`,
- * warnings marked `warning:`, input problems `error:`, then the summary.
+ * `--output text`: one line per finding, `file:line:col: Gateway ns/name: <message>`
+ * (the audit's lines have no place), warnings marked `warning:`, input
+ * problems `error:`, then the summary.
  */
-import { gatewayLabel, summaryLine, type CheckReport, type InputError, type Summary } from '../report.js';
+import { summaryLine, type CheckReport, type InputError, type Summary } from '../report.js';
 import type { Position } from '../source.js';
-import { fileEntries } from './order.js';
+import { checkLines, type ReportLine } from './order.js';
 
 function at(file: string, position: Position | undefined): string {
   return position ? `${file}:${position.line}:${position.column}` : file;
@@ -14,21 +15,22 @@ export function inputErrorLine(error: InputError): string {
   return `${at(error.file, error.position)}: error: ${error.message}`;
 }
 
-export function formatText(report: CheckReport, summary: Summary): string {
+/** The text format of any report: its lines, then its summary line. */
+export function textOutput(report: Iterable<ReportLine>, summary: string): string {
   const lines: string[] = [];
-  for (const file of report.files) {
-    for (const entry of fileEntries(file)) {
-      if (entry.kind === 'error') {
-        lines.push(inputErrorLine(entry.error));
-        continue;
-      }
-      const g = entry.gateway;
-      for (const f of g.findings) {
-        const mark = f.severity === 'warning' ? 'warning: ' : '';
-        lines.push(`${at(g.file, f.position)}: ${mark}${gatewayLabel(g)}: ${f.message}`);
-      }
+  for (const line of report) {
+    if (line.kind === 'error') {
+      lines.push(inputErrorLine(line.error));
+      continue;
     }
+    const f = line.finding;
+    const where = line.file === undefined ? '' : `${at(line.file, f.position)}: `;
+    lines.push(`${where}${f.severity === 'warning' ? 'warning: ' : ''}${line.label}: ${f.message}`);
   }
-  lines.push(summaryLine(summary));
+  lines.push(summary);
   return lines.join('\n') + '\n';
+}
+
+export function formatText(report: CheckReport, summary: Summary): string {
+  return textOutput(checkLines(report), summaryLine(summary));
 }
