@@ -80,9 +80,9 @@ function isExternal(a: string, list: ListName, revision: GepRevision): string {
 }
 
 const PROVISIONAL_RE = celString(ROUTABILITY_PATTERN);
-/** The experimental syntax: a DNS-1123 subdomain prefix (labels ≤ 63), a slash, something after it. */
+/** The experimental syntax: a DNS-1123 subdomain prefix (no per-label cap, as upstream), a slash, something after it. */
 const EXPERIMENTAL_RE = celString(
-  '(?s)^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/.+$',
+  '(?s)^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$',
 );
 const RESERVED_PREFIX_RE = celString('^([^/]*\\.)?k8s\\.io/');
 

@@ -117,6 +117,11 @@ describe("upstream's CRD rule (experimental revision) under the real evaluator",
     expect(TABLE.cases.some((c) => !c.crdAccepts)).toBe(true);
   });
 
+  it('accepts a 64-character prefix label (no per-label cap: the engine and the policy agree, docs/decisions.md)', () => {
+    expect(value(UPSTREAM_ROUTABILITY_RULE, { self: `${'a'.repeat(64)}.example.com/Wan` })).toBe(true);
+    expect(value(UPSTREAM_ROUTABILITY_RULE, { self: 'Example.com/Wan' })).toBe(false);
+  });
+
   it.each(TABLE.cases)('$routability: accepted exactly when upstream says ($crdAccepts)', (c) => {
     expect(value(UPSTREAM_ROUTABILITY_RULE, { self: c.routability })).toBe(c.crdAccepts);
   });

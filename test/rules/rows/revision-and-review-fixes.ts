@@ -205,6 +205,19 @@ export const rows: Row[] = [
       want: [`RoutabilityUnsupported@${A0}.routability`],
     }),
   ),
+  // docs/decisions.md: a prefix label over 63 characters is valid, as upstream's dns1123Subdomain has it.
+  ...['provisional', 'experimental'].map((revision): Row => ({
+    name: `${revision}: a 64-character prefix label is accepted`,
+    spec: [{ routability: `${'a'.repeat(64)}.example.com/Wan` }],
+    ctx: { revision: revision as 'provisional' | 'experimental' },
+    want: [],
+  })),
+  {
+    name: 'experimental: a prefix label with an upper-case letter is refused',
+    spec: [{ routability: 'Example.com/Wan' }],
+    ctx: EXP,
+    want: [`RoutabilityUnsupported@${A0}.routability`],
+  },
   {
     name: 'experimental: sentinel is silent',
     spec: [{ routability: 'testing.x-k8s.io/sentinel' }],
