@@ -5,20 +5,22 @@
  * loaded only in the latter case, so a plain `check` never pays for it.
  */
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type { RevisionDecision } from '../cluster/crd-revision-decision.js';
 import type { AllocatedIPSource } from '../cluster/types.js';
+import type { ClusterSnapshot as FullSnapshot } from '../cluster/snapshot.js';
 import { offlineRevision, ruleContext } from '../config/rules.js';
 import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 
-/** The part of src/cluster's snapshot a check uses. */
-export interface ClusterSnapshot {
-  readonly ranges: ServiceRanges;
-  /** Looked up per address as the Gateways ask; undefined when the cluster has no IPAddress API. */
-  readonly allocatedIPs?: AllocatedIPSource | undefined;
-  /** Asked for with readGepRevision: the revision (undefined when undecidable) and why. */
-  readonly gepRevision?: { readonly revision: GepRevision | undefined; readonly summary: string } | undefined;
-}
+/**
+ * The part of src/cluster's snapshot a check uses: the ranges, the allocated-IP
+ * lookups (absent when the cluster has no IPAddress API) and, asked for with
+ * readGepRevision, the revision (undefined when undecidable) and why.
+ */
+export type ClusterSnapshot = Pick<FullSnapshot, 'ranges' | 'allocatedIPs'> & {
+  readonly gepRevision?: Pick<RevisionDecision, 'revision' | 'summary'>;
+};
 
 export type ReadClusterSnapshot = (options: {
   kubeconfig?: string | undefined;
