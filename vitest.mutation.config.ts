@@ -23,6 +23,7 @@ export default defineConfig({
       'test/http/tls-options.test.ts',
       'test/http/health-routes.test.ts',
       'test/http/error-answers.test.ts',
+      'test/http/rate-limited-log.test.ts',
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',
       'test/audit/interval.test.ts',
