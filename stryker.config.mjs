@@ -16,7 +16,13 @@ import { readdirSync } from 'node:fs';
  * leaves mutants alive where tests used to kill them fails the run. A run of
  * several folders uses the lowest of their figures.
  */
-const BREAK = { 'src/rules': 70, 'src/admission': 85, 'src/http': 20, 'src/audit': 0, 'src/cluster': 0 };
+const BREAK = {
+  'src/rules': 85, // 89.97 (issue 28)
+  'src/admission': 85, // 90.5
+  'src/http': 45, // 50.5 for its seven weakest files (issue 28); the folder as a whole not rerun
+  'src/audit': 60, // 63.6 for loop.ts (issue 28); the other files not measured
+  'src/cluster': 0, // not measured yet
+};
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
 const folders = Object.keys(BREAK).filter((f) => pattern === '' || pattern.includes(f));
