@@ -18,9 +18,19 @@ export function answerReview(
   decide: (request: AdmissionRequest) => Outcome,
   body: unknown,
 ): Answer {
+  return answerReviewIn(decode, decide, undefined, body);
+}
+
+/** answerReview with the decision's context passed along, so a server needs no closure per review. */
+export function answerReviewIn<C>(
+  decode: ReviewDecoder,
+  decide: (request: AdmissionRequest, ctx: C) => Outcome,
+  ctx: C,
+  body: unknown,
+): Answer {
   const decoded = decode(body);
   if (!decoded.ok) return decoded;
-  const outcome = decide(decoded.request);
+  const outcome = decide(decoded.request, ctx);
   return {
     ok: true,
     request: decoded.request,

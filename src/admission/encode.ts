@@ -2,33 +2,30 @@
 import type { Outcome } from './outcome.js';
 import type { AdmissionResponse, AdmissionReviewResponse, AdmissionVersion } from './review.js';
 
-export function encodeReview(
-  version: AdmissionVersion,
-  uid: string,
-  outcome: Outcome,
-): AdmissionReviewResponse {
-  const extras: { warnings?: readonly string[]; auditAnnotations?: Readonly<Record<string, string>> } = {};
-  if (outcome.warnings.length > 0) extras.warnings = outcome.warnings;
-  if (Object.keys(outcome.auditAnnotations).length > 0) extras.auditAnnotations = outcome.auditAnnotations;
-  let response: AdmissionResponse;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** True when `record` has an own enumerable key (without building the array of keys). */
+function hasKeys(record: Readonly<Record<string, string>>): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return true;
+  return false;
+}
+
+/** The response without warnings and annotations, which encodeReview adds last (key order is the golden's). */
+function decision(uid: string, outcome: Outcome): Mutable<AdmissionResponse> {
   switch (outcome.kind) {
     case 'allowed':
-      response = { uid, allowed: true, ...extras };
-      break;
+      return { uid, allowed: true };
     case 'patched':
-      response =
-        outcome.patch.length > 0
-          ? {
-              uid,
-              allowed: true,
-              patchType: 'JSONPatch',
-              patch: Buffer.from(JSON.stringify(outcome.patch)).toString('base64'),
-              ...extras,
-            }
-          : { uid, allowed: true, ...extras };
-      break;
+      return outcome.patch.length > 0
+        ? {
+            uid,
+            allowed: true,
+            patchType: 'JSONPatch',
+            patch: Buffer.from(JSON.stringify(outcome.patch)).toString('base64'),
+          }
+        : { uid, allowed: true };
     case 'denied':
-      response = {
+      return {
         uid,
         allowed: false,
         status: {
@@ -39,9 +36,17 @@ export function encodeReview(
             causes: outcome.causes.map((c) => ({ field: c.field, reason: c.reason, message: c.message })),
           },
         },
-        ...extras,
       };
-      break;
   }
+}
+
+export function encodeReview(
+  version: AdmissionVersion,
+  uid: string,
+  outcome: Outcome,
+): AdmissionReviewResponse {
+  const response = decision(uid, outcome);
+  if (outcome.warnings.length > 0) response.warnings = outcome.warnings;
+  if (hasKeys(outcome.auditAnnotations)) response.auditAnnotations = outcome.auditAnnotations;
   return { apiVersion: version, kind: 'AdmissionReview', response };
 }

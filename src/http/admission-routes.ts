@@ -6,12 +6,12 @@
  * request from its arrival (the body may still be streaming in) to the end of
  * its answer.
  */
-import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { answerReview, type Answer } from '../admission/answer.js';
+import { answerReviewIn, type Answer } from '../admission/answer.js';
 import { createReviewDecoder, type ReviewDecoder } from '../admission/decode.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
-import type { RuleContext } from '../rules/index.js';
+import type { GepRevision } from '../rules/index.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import { errorAnswer, type Respond } from './error-answer.js';
 import type { ServerMetrics } from './metrics.js';
@@ -27,17 +27,39 @@ export interface AdmissionRoutesOptions {
   readonly logger: Logger;
 }
 
-/** `?timeout=10s` as the apiserver sends it, in milliseconds. */
+/**
+ * `?timeout=10s` as the apiserver sends it (1 to 4 digits, then `s`), in
+ * milliseconds. Read per request by the body reader and the handler, so by
+ * character codes rather than a regular expression.
+ */
 export function parseTimeoutParam(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const m = /^(\d{1,4})s$/.exec(value);
-  return m ? Number(m[1]) * 1000 : undefined;
+  if (typeof value !== 'string' || value.length < 2 || value.length > 5) return undefined;
+  const last = value.length - 1;
+  if (value.charCodeAt(last) !== 0x73) return undefined; // 's'
+  let seconds = 0;
+  for (let i = 0; i < last; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    seconds = seconds * 10 + digit;
+  }
+  return seconds * 1000;
 }
 
 interface RouteShared {
   readonly inputs: RuleInputs;
   readonly respond: Respond;
   readonly decode: ReviewDecoder;
+}
+
+/** process.hrtime.bigint, looked up on the process object once rather than per request. */
+const nowNs = process.hrtime.bigint;
+
+/** One review in progress: what its answer is sent and recorded with (one object, no closures). */
+interface InProgress {
+  readonly request: FastifyRequest<{ Querystring: { timeout?: unknown } }>;
+  readonly reply: FastifyReply;
+  readonly started: bigint;
+  readonly revision: GepRevision;
 }
 
 /** POST /<name>: one review answered with the rule context in force. */
@@ -51,9 +73,25 @@ function reviewRoute(
   const webhook = WEBHOOKS[name];
   // Allocated IPs are looked up only for the reviews whose rules ask (see allocation-prefetch.ts).
   const prefetch = inputs.prefetch;
+  const finish = (review: InProgress, answer: Answer): void => {
+    const { request, reply } = review;
+    if (!answer.ok) {
+      record.undecodable(answer.uid, answer.error);
+      respond(reply, 400, { error: answer.error });
+      return;
+    }
+    const seconds = Number(nowNs() - review.started) / 1e9;
+    record.answered(
+      answer.request,
+      answer.outcome,
+      { seconds, budgetMs: parseTimeoutParam(request.query.timeout) },
+      review.revision,
+    );
+    respond(reply, 200, JSON.stringify(answer.review));
+  };
   // A plain (not async) handler: no promise per request on the hot path.
   app.post<{ Querystring: { timeout?: unknown } }>(`/${name}`, (request, reply) => {
-    const started = process.hrtime.bigint();
+    const started = nowNs();
     const now = inputs.current();
     if (!now) {
       const reason = inputs.notReadyReason();
@@ -61,27 +99,12 @@ function reviewRoute(
       respond(reply, 503, { error: `not ready: ${reason}` });
       return;
     }
-    const { ctx, revision } = now;
-    const finish = (answer: Answer): void => {
-      if (!answer.ok) {
-        record.undecodable(answer.uid, answer.error);
-        respond(reply, 400, { error: answer.error });
-        return;
-      }
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      record.answered(
-        answer.request,
-        answer.outcome,
-        { seconds, budgetMs: parseTimeoutParam(request.query.timeout) },
-        revision,
-      );
-      respond(reply, 200, JSON.stringify(answer.review));
-    };
-    const decide = (c: RuleContext): Answer => answerReview(decode, (r) => webhook(r, c), request.body);
-    const decided = prefetch ? prefetch.decide(ctx, decide) : decide(ctx);
-    if (!(decided instanceof Promise)) finish(decided);
+    const review: InProgress = { request, reply, started, revision: now.revision };
+    if (!prefetch) return finish(review, answerReviewIn(decode, webhook, now.ctx, request.body));
+    const decided = prefetch.decide(now.ctx, (c) => answerReviewIn(decode, webhook, c, request.body));
+    if (!(decided instanceof Promise)) finish(review, decided);
     // The rare review that needs allocated-IP lookups: answered when they are back.
-    else void decided.then(finish).catch((err: unknown) => void reply.send(err));
+    else void decided.then((answer) => finish(review, answer)).catch((err: unknown) => void reply.send(err));
   });
 }
 

@@ -122,12 +122,15 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
  * and the budget of body bytes in flight.
  */
 export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, budget: BodyBudget): void {
-  const limits = {
+  const limitsFor = (waitMs: number) => ({
     maxBytes: maxBodyBytes,
     drainBytes: 64 * 1024 * 1024,
     drainMs: 5_000,
     maxDepth: MAX_JSON_DEPTH,
-  };
+    waitMs,
+  });
+  // The apiserver sends the same ?timeout= on every call: its limits are built once.
+  const usual = limitsFor(BODY_WAIT_MS);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const length = request.headers['content-length'];
@@ -135,7 +138,8 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, 
     const timeout = parseTimeoutParam((request.query as Record<string, unknown> | undefined)?.['timeout']);
     const waitMs = Math.min(BODY_WAIT_MS, (timeout ?? 10_000) / 2);
     const declared = length === undefined ? undefined : Number(length);
-    readJsonBodyWithin(budget, payload, { declaredLength: declared, limits: { ...limits, waitMs } }, done);
+    const limits = waitMs === BODY_WAIT_MS ? usual : limitsFor(waitMs);
+    readJsonBodyWithin(budget, payload, { declaredLength: declared, limits }, done);
   });
   app.addContentTypeParser('*', (_request, _payload, done) => {
     done(new HttpError(400, 'Content-Type must be application/json'));

@@ -48,6 +48,11 @@ interface Waiter {
 export interface BodyBudget {
   /** Calls `grant` with a release function once `bytes` fit, or with undefined when the wait timed out. */
   acquire(bytes: number, waitMs: number, grant: (release: Release | undefined) => void): void;
+  /**
+   * The release function when `bytes` fit now (what `acquire` grants at once), else undefined:
+   * the common case without a callback.
+   */
+  tryAcquire(bytes: number): Release | undefined;
   readonly inFlight: () => number;
   readonly waiting: () => number;
 }
@@ -68,8 +73,6 @@ export function createBodyBudget(
   let inFlight = 0;
   const queue: Waiter[] = [];
 
-  const fits = (bytes: number) => fitsBeside(limits, inFlight, bytes);
-
   const take = (bytes: number): Release => {
     inFlight += bytes;
     let released = false;
@@ -86,7 +89,7 @@ export function createBodyBudget(
   const admitWaiting = () => {
     for (let i = 0; i < queue.length;) {
       const waiter = queue[i]!;
-      if (!fits(waiter.bytes)) {
+      if (!fitsBeside(limits, inFlight, waiter.bytes)) {
         i++;
         continue;
       }
@@ -96,14 +99,19 @@ export function createBodyBudget(
     }
   };
 
+  const tryAcquire = (bytes: number): Release | undefined => {
+    // Nobody queued ahead, or a small body that fits its lane: go now.
+    const goes = (queue.length === 0 || bytes <= limits.smallBytes) && fitsBeside(limits, inFlight, bytes);
+    const release = goes ? take(bytes) : undefined;
+    if (release) observe(inFlight, queue.length);
+    return release;
+  };
+
   return {
+    tryAcquire,
     acquire(bytes, waitMs, grant) {
-      // Nobody queued ahead, or a small body that fits its lane: go now.
-      if ((queue.length === 0 || bytes <= limits.smallBytes) && fits(bytes)) {
-        grant(take(bytes));
-        observe(inFlight, queue.length);
-        return;
-      }
+      const now = tryAcquire(bytes);
+      if (now) return grant(now);
       const waiter: Waiter = {
         bytes,
         grant,

@@ -8,7 +8,7 @@
  * deeper than any the apiserver sends is refused before it is parsed.
  */
 import type { IncomingMessage } from 'node:http';
-import type { BodyBudget } from './body-budget.js';
+import type { BodyBudget, Release } from './body-budget.js';
 import { BodyBytes } from './body-bytes.js';
 import { nestsDeeperThan } from './json-depth.js';
 
@@ -67,6 +67,8 @@ class BodyReader {
     private readonly payload: IncomingMessage,
     private readonly request: BodyRequest,
     private readonly done: BodyDone,
+    /** Gives back the body's room in the budget once it is settled. */
+    private readonly release?: Release,
   ) {
     this.bytes = new BodyBytes(request.declaredLength);
   }
@@ -98,6 +100,7 @@ class BodyReader {
     this.payload.removeListener('end', this.onEnd);
     this.payload.removeListener('error', this.onError);
     this.payload.removeListener('close', this.onClose);
+    this.release?.();
     this.done(err, body);
   }
 
@@ -152,14 +155,15 @@ export function readJsonBodyWithin(
   const { declaredLength, limits } = request;
   if (declaredLength !== undefined && declaredLength > limits.maxBytes)
     return readJsonBody(payload, request, done);
-  budget.acquire(declaredLength ?? limits.maxBytes, limits.waitMs, (release) => {
+  const bytes = declaredLength ?? limits.maxBytes;
+  // The usual case, room at once: no callback and no wrapper per request.
+  const now = budget.tryAcquire(bytes);
+  if (now) return new BodyReader(payload, request, done, now).start();
+  budget.acquire(bytes, limits.waitMs, (release) => {
     if (!release) {
       const refusal = new HttpError(429, 'too many request bodies in flight; retry', false);
       return readJsonBody(payload, { ...request, refusal }, done);
     }
-    readJsonBody(payload, request, (err, body) => {
-      release();
-      done(err, body);
-    });
+    new BodyReader(payload, request, done, release).start();
   });
 }
