@@ -24,13 +24,12 @@ export interface Caps {
 }
 
 export function createCaps(settings: CapSettings, registry: Registry, logger: Logger): Caps {
-  const metrics = createLimitMetrics(registry);
+  // The body gauges read the budget when scraped (it exists by then).
+  const metrics = createLimitMetrics(registry, () => bodyBudget);
   const warn = rateLimitedWarn(logger);
-  const bodyBudget = createBodyBudget(
+  const bodyBudget: BodyBudget = createBodyBudget(
     { ...DEFAULT_BODY_BUDGET, budgetBytes: settings.maxInflightBodyBytes },
     (inFlight, waiting) => {
-      metrics.bodyBytesInFlight.set(inFlight);
-      metrics.bodiesWaiting.set(waiting);
       if (waiting > 0) warn('body-budget', { inFlight, waiting }, 'request-body budget full; requests wait');
     },
     () => {

@@ -25,7 +25,20 @@ const REASONS: readonly RefusalReason[] = [
   'body-budget',
 ];
 
-export function createLimitMetrics(registry: Registry): LimitMetrics {
+/** The body budget as the body gauges read it. */
+export interface BodyGaugeSource {
+  inFlight(): number;
+  waiting(): number;
+}
+
+/**
+ * `bodies`: the body budget, read when the gauges are scraped, so a review
+ * sets no gauge (two per body it reserved and two per release, before).
+ */
+export function createLimitMetrics(
+  registry: Registry,
+  bodies: () => BodyGaugeSource | undefined = () => undefined,
+): LimitMetrics {
   const metrics = {
     connectionsOpen: new Gauge({
       name: 'routability_webhook_connections_open',
@@ -44,11 +57,19 @@ export function createLimitMetrics(registry: Registry): LimitMetrics {
       name: 'routability_webhook_request_body_bytes_in_flight',
       help: 'Bytes of request bodies being received or parsed now (reserved at their Content-Length).',
       registers: [registry],
+      collect() {
+        const source = bodies();
+        if (source) this.set(source.inFlight());
+      },
     }),
     bodiesWaiting: new Gauge({
       name: 'routability_webhook_request_bodies_waiting',
       help: 'Requests waiting for room in the body budget before their body is read.',
       registers: [registry],
+      collect() {
+        const source = bodies();
+        if (source) this.set(source.waiting());
+      },
     }),
   };
   // Every reason from zero, so rate() and alerts see a series before the first refusal.

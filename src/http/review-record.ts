@@ -31,6 +31,9 @@ export interface ReviewRecorder {
   failed(status: number): void;
 }
 
+/** The request counter's cell of one label set, bound on first use. */
+type CellFor = (webhook: WebhookName, operation: string, outcome: string, code: string) => RequestCount;
+
 /** `patched` with an empty patch changed nothing: it is counted and logged as `allowed`. */
 function decisionOf(outcome: Outcome): string {
   return outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
@@ -43,20 +46,20 @@ export function createReviewRecorders(
 ): (webhook: WebhookName) => ReviewRecorder {
   // Each label set's counter cell is bound once and reused.
   const counted = new Map<string, RequestCount>();
-  const countRequest = (webhook: WebhookName, operation: string, outcome: string, code: string) => {
+  const cellFor: CellFor = (webhook, operation, outcome, code) => {
     const key = `${webhook} ${operation} ${outcome} ${code}`;
     let cell = counted.get(key);
     if (!cell) {
       cell = metrics.requests({ webhook, operation, outcome, code });
       counted.set(key, cell);
     }
-    cell.inc();
+    return cell;
   };
   const recorders = new Map<WebhookName, ReviewRecorder>();
   return (webhook) => {
     let recorder = recorders.get(webhook);
     if (!recorder) {
-      recorder = webhookRecorder(webhook, logger, metrics, countRequest);
+      recorder = webhookRecorder(webhook, logger, metrics, cellFor);
       recorders.set(webhook, recorder);
     }
     return recorder;
@@ -67,13 +70,25 @@ function webhookRecorder(
   webhook: WebhookName,
   logger: Logger,
   metrics: ServerMetrics,
-  countRequest: (webhook: WebhookName, operation: string, outcome: string, code: string) => void,
+  cellFor: CellFor,
 ): ReviewRecorder {
   const duration = metrics.duration.labels({ webhook });
+  const countRequest = (operation: string, outcome: string, code: string) =>
+    cellFor(webhook, operation, outcome, code).inc();
+  // The cells of answered reviews by operation, then decision: found without building a key string
+  // per review (operations are the envelope's four, decisions three).
+  const answeredCells = new Map<string, Map<string, RequestCount>>();
+  const countAnswered = (operation: string, decision: string) => {
+    let byDecision = answeredCells.get(operation);
+    if (!byDecision) answeredCells.set(operation, (byDecision = new Map()));
+    let cell = byDecision.get(decision);
+    if (!cell) byDecision.set(decision, (cell = cellFor(webhook, operation, decision, '200')));
+    cell.inc();
+  };
   return {
     answered(review, outcome, { seconds, budgetMs }, revision) {
       const decision = decisionOf(outcome);
-      countRequest(webhook, review.operation, decision, '200');
+      countAnswered(review.operation, decision);
       duration.observe(seconds);
       for (const code of outcome.codes) metrics.violations.inc({ rule: code });
       const overTimeout = budgetMs !== undefined && seconds * 1000 > budgetMs;
@@ -105,10 +120,10 @@ function webhookRecorder(
     },
     undecodable(uid, reason) {
       logger.warn({ uid, webhook, reason: clip(reason) }, 'undecodable review');
-      countRequest(webhook, 'unknown', 'error', '400');
+      countRequest('unknown', 'error', '400');
     },
     failed(status) {
-      countRequest(webhook, 'unknown', 'error', String(status));
+      countRequest('unknown', 'error', String(status));
     },
   };
 }
