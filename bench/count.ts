@@ -11,7 +11,8 @@
  * server shares. After a warm-up of every payload, --reviews reviews of each
  * payload run in turn between marks at which callgrind writes its counters
  * (`--dump-before=uv_os_getpriority`), so start-up, warm-up and JIT compilation
- * of the warm-up stay out of the counts.
+ * of the warm-up stay out of the counts; a young-generation collection at each
+ * mark keeps each payload's garbage collection in its own count.
  *
  * Flags: --apps webhook,project,defaults,node, --variant NAME=ROOT (another
  * build: ROOT holds its dist/ and node_modules/), --payloads a,b, --reviews N
@@ -59,6 +60,7 @@ async function perReviewOf(
     '--dump-before=uv_os_getpriority',
     `--callgrind-out-file=${out}`,
     process.execPath,
+    '--expose-gc',
     DRIVER,
     '--app',
     app.app,

@@ -78,6 +78,8 @@ interface SpawnOptions {
   readonly poll?: () => Promise<{ port: number; healthPort?: number } | undefined>;
   /** CPU list (taskset -c) the child and all its threads run on; absent: any. */
   readonly cpus?: string | undefined;
+  /** A command node runs under, in the same process (e.g. valgrind and its options). */
+  readonly wrap?: readonly string[] | undefined;
 }
 
 function parseLines(text: string): Record<string, unknown>[] {
@@ -96,7 +98,7 @@ function parseLines(text: string): Record<string, unknown>[] {
 async function spawnChild(opts: SpawnOptions): Promise<Child> {
   const fd = openSync(opts.logFile, 'w');
   const spawnedAt = performance.now();
-  const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...opts.args];
+  const argv = [...(opts.wrap ?? []), process.execPath, ...(opts.nodeArgs ?? []), ...opts.args];
   // taskset execs node in the same process: the pid stays the server's.
   const [command, ...args] = opts.cpus ? ['taskset', '-c', opts.cpus, ...argv] : argv;
   const child = spawn(command!, args, {
@@ -170,6 +172,8 @@ export interface WebhookOptions {
   readonly timeoutMs?: number;
   /** CPU list (taskset -c) to pin the server to. */
   readonly cpus?: string | undefined;
+  /** A command node runs under, in the same process (e.g. valgrind and its options). */
+  readonly wrap?: readonly string[] | undefined;
 }
 
 /** A port that was free a moment ago (for runs whose log level hides the `listening` line). */
@@ -215,6 +219,7 @@ export async function spawnWebhook(opts: WebhookOptions): Promise<Child> {
     nodeArgs: opts.nodeArgs,
     env: opts.env,
     cpus: opts.cpus,
+    wrap: opts.wrap,
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     listening: (line) =>
       line['msg'] === 'listening' && typeof line['port'] === 'number'
@@ -240,6 +245,8 @@ export function spawnBaseline(opts: {
   /** More arguments for the script. */
   args?: readonly string[];
   cpus?: string | undefined;
+  wrap?: readonly string[] | undefined;
+  timeoutMs?: number;
 }): Promise<Child> {
   return spawnChild({
     args: [
@@ -255,6 +262,8 @@ export function spawnBaseline(opts: {
     logFile: opts.logFile,
     nodeArgs: opts.nodeArgs,
     cpus: opts.cpus,
+    wrap: opts.wrap,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     listening: (line) =>
       line['msg'] === 'listening' && typeof line['port'] === 'number' ? { port: line['port'] } : undefined,
   });

@@ -1,0 +1,154 @@
+/**
+ * `npm run bench:count:https`: instructions per review of each server as the
+ * benchmark runs it, over HTTPS (TLS, HTTP parsing and socket I/O included):
+ * the webhook (`serve`, other builds with --variant), bare Fastify with the
+ * project's transport options and body reader, Fastify with its defaults and
+ * raw node. Each server runs under `valgrind --tool=callgrind` (every
+ * instruction of the process, all threads; the machine's load does not change
+ * the count) and answers one keep-alive connection from this process, one
+ * review at a time: a warm-up of every payload, then --reviews reviews of each
+ * payload in turn, with `callgrind_control --dump` between them so each
+ * payload's reviews get a count of their own (start-up and warm-up left out).
+ *
+ * Flags: --servers webhook,fastify,defaults,node, --variant NAME=PATH (another
+ * build's dist/cli/main.js), --payloads a,b, --reviews N (300), --warmup N
+ * (150 of each payload), --jobs N (servers measured at once, 2), --log-level L
+ * (the webhook's, info). Writes bench/results/count-https.json.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { keepAliveAgent, post } from './lib/client.js';
+import { makeCerts, repoRoot, spawnBaseline, spawnWebhook, tempDir, type Child } from './lib/servers.js';
+import { benchPayloads, type BenchPayload } from './payloads.js';
+
+const run = promisify(execFile);
+const { values: flags } = parseArgs({
+  options: {
+    servers: { type: 'string', default: 'webhook,fastify,defaults,node' },
+    variant: { type: 'string', multiple: true, default: [] },
+    payloads: { type: 'string' },
+    reviews: { type: 'string', default: '300' },
+    warmup: { type: 'string', default: '150' },
+    jobs: { type: 'string', default: '2' },
+    'log-level': { type: 'string', default: 'info' },
+  },
+});
+const REVIEWS = Number(flags.reviews);
+const here = dirname(fileURLToPath(import.meta.url));
+const VARIANTS = new Map(
+  (flags.variant ?? []).map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)] as const),
+);
+/** Valgrind under a loaded machine starts node in a minute or more. */
+const START_MS = 600_000;
+
+function spawnServer(name: string, dir: string, certs: { cert: string; key: string }): Promise<Child> {
+  const out = join(dir, `${name}.out`);
+  const wrap = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${out}`];
+  const logFile = join(dir, `${name}.log`);
+  if (name === 'webhook' || VARIANTS.has(name))
+    return spawnWebhook({
+      certs,
+      logFile,
+      wrap,
+      logLevel: flags['log-level'],
+      cli: VARIANTS.get(name),
+      timeoutMs: START_MS,
+    });
+  const script = join(here, name === 'node' ? 'baseline-server.js' : 'fastify-server.js');
+  const args = name === 'defaults' ? ['--defaults'] : [];
+  return spawnBaseline({ certs, logFile, script, args, wrap, timeoutMs: START_MS });
+}
+
+async function measure(
+  name: string,
+  dir: string,
+  certs: { ca: string; cert: string; key: string },
+  payloads: readonly BenchPayload[],
+): Promise<Record<string, number>> {
+  const child = await spawnServer(name, dir, certs);
+  const agent = keepAliveAgent(readFileSync(certs.ca, 'utf8'), 1);
+  try {
+    const send = async (p: BenchPayload) => {
+      const reply = await post({ agent, port: child.port, path: `${p.path}?timeout=10s`, body: p.body });
+      if (reply.status !== 200) throw new Error(`${name} ${p.name}: HTTP ${reply.status}`);
+    };
+    const dump = async () => {
+      await run('callgrind_control', ['--dump', String(child.pid)], { timeout: 120_000 });
+    };
+    for (let i = 0; i < Number(flags.warmup); i++) for (const p of payloads) await send(p);
+    await dump();
+    for (const p of payloads) {
+      for (let i = 0; i < REVIEWS; i++) await send(p);
+      await dump();
+    }
+  } finally {
+    agent.destroy();
+    await child.stop(120_000);
+  }
+  // Dump 1 is start-up and warm-up; dump k + 1 is the k-th payload's reviews.
+  const out = join(dir, `${name}.out`);
+  const totalOf = (n: number) => {
+    const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${n}`, 'utf8'));
+    if (!m) throw new Error(`${name}: no totals in ${out}.${n}`);
+    return Number(m[1]);
+  };
+  return Object.fromEntries(payloads.map((p, k) => [p.name, Math.round(totalOf(k + 2) / REVIEWS)]));
+}
+
+async function main() {
+  const selected = flags.payloads?.split(',');
+  const payloads = benchPayloads().filter((p) => !selected || selected.includes(p.name));
+  const names = [...flags.servers.split(',').filter(Boolean), ...VARIANTS.keys()];
+  console.log(
+    `load ${readFileSync('/proc/loadavg', 'utf8').trim()}; ${REVIEWS} reviews per payload after ${flags.warmup} of each, one connection`,
+  );
+  const tmp = await tempDir('bench-count-https-');
+  const perReview: Record<string, Record<string, number>> = {};
+  try {
+    const certs = await makeCerts(join(tmp.path, 'certs'));
+    const queue = [...names];
+    const worker = async () => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        perReview[name] = await measure(name, tmp.path, certs, payloads);
+        console.log(`  ${name}: ${JSON.stringify(perReview[name])}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Number(flags.jobs)) }, worker));
+  } finally {
+    await tmp.remove();
+  }
+  console.log('\ninstructions per review over HTTPS (thousands):');
+  console.log(`| server | ${payloads.map((p) => p.name).join(' | ')} |`);
+  console.log(`|---|${payloads.map(() => '---:').join('|')}|`);
+  for (const n of names)
+    console.log(`| ${n} | ${payloads.map((p) => (perReview[n]![p.name]! / 1000).toFixed(1)).join(' | ')} |`);
+  const pairs = [
+    ...['webhook', ...VARIANTS.keys()].flatMap((w) => [
+      [w, 'node'],
+      [w, 'defaults'],
+      [w, 'fastify'],
+    ]),
+    ['fastify', 'defaults'],
+    ['defaults', 'node'],
+  ];
+  console.log('ratios b/a (the throughput ratio a/b if instructions were all that counted):');
+  for (const [a, b] of pairs)
+    if (perReview[a!] && perReview[b!])
+      console.log(
+        `  ${a}/${b}: ${payloads.map((p) => (perReview[b!]![p.name]! / perReview[a!]![p.name]!).toFixed(3)).join(' / ')}`,
+      );
+  const dir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'count-https.json'),
+    JSON.stringify({ date: new Date().toISOString(), reviews: REVIEWS, perReview }, null, 2) + '\n',
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
