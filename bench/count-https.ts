@@ -72,7 +72,14 @@ async function measure(
   const agent = keepAliveAgent(readFileSync(certs.ca, 'utf8'), 1);
   try {
     const send = async (p: BenchPayload) => {
-      const reply = await post({ agent, port: child.port, path: `${p.path}?timeout=10s`, body: p.body });
+      const reply = await post({
+        agent,
+        port: child.port,
+        path: `${p.path}?timeout=10s`,
+        body: p.body,
+        // Under valgrind on a loaded machine, the first reviews (JIT compilation) take long.
+        timeoutMs: START_MS,
+      });
       if (reply.status !== 200) throw new Error(`${name} ${p.name}: HTTP ${reply.status}`);
     };
     const dump = async () => {
