@@ -13,7 +13,8 @@
  * Flags: --servers webhook,fastify,defaults,node, --variant NAME=PATH (another
  * build's dist/cli/main.js), --payloads a,b, --reviews N (300), --warmup N
  * (150 of each payload), --jobs N (servers measured at once, 2), --log-level L
- * (the webhook's, info). Writes bench/results/count-https.json.
+ * (the webhook's, info), --node-args "…" (every server's Node flags, default
+ * --single-threaded). Writes bench/results/count-https.json.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,8 +35,16 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string', default: '150' },
     jobs: { type: 'string', default: '2' },
     'log-level': { type: 'string', default: 'info' },
+    'node-args': { type: 'string', default: '--single-threaded' },
   },
 });
+/**
+ * Node's flags for every server. --single-threaded (no background JIT, GC or
+ * worker threads; all that work on the main thread) makes the counts repeat
+ * within about 1 %: with background threads, how much of their work falls in a
+ * count depends on timing.
+ */
+const NODE_ARGS = (flags['node-args'] ?? '').split(' ').filter(Boolean);
 const REVIEWS = Number(flags.reviews);
 const here = dirname(fileURLToPath(import.meta.url));
 const VARIANTS = new Map(
@@ -55,11 +64,12 @@ function spawnServer(name: string, dir: string, certs: { cert: string; key: stri
       wrap,
       logLevel: flags['log-level'],
       cli: VARIANTS.get(name),
+      nodeArgs: NODE_ARGS,
       timeoutMs: START_MS,
     });
   const script = join(here, name === 'node' ? 'baseline-server.js' : 'fastify-server.js');
   const args = name === 'defaults' ? ['--defaults'] : [];
-  return spawnBaseline({ certs, logFile, script, args, wrap, timeoutMs: START_MS });
+  return spawnBaseline({ certs, logFile, script, args, wrap, nodeArgs: NODE_ARGS, timeoutMs: START_MS });
 }
 
 async function measure(

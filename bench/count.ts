@@ -61,6 +61,9 @@ async function perReviewOf(
     `--callgrind-out-file=${out}`,
     process.execPath,
     '--expose-gc',
+    // No background JIT, GC or worker threads: counts repeat within about 1 % (with them, how
+    // much of their work falls in a count depends on timing).
+    '--single-threaded',
     DRIVER,
     '--app',
     app.app,
