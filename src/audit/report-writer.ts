@@ -31,7 +31,13 @@ import {
 } from './reports.js';
 import { asRecord, own, type JsonRecord } from '../json/record.js';
 import type { KubeClient, KubeMethod } from '../kube/client.js';
-import { BadAnswerError, describeKubeError, httpStatusOf, KubeApiError } from '../kube/errors.js';
+import {
+  BadAnswerError,
+  describeKubeError,
+  httpStatusOf,
+  KubeApiError,
+  MAX_RETRY_AFTER_MS,
+} from '../kube/errors.js';
 
 export interface ReportWriterOptions {
   readonly client: KubeClient;
@@ -65,9 +71,6 @@ export interface ReportWriter {
 
 /** Said when the lease was lost between two requests of a round. */
 export const NOT_LEADING_WRITES = 'no longer the audit leader: report writes stopped';
-
-/** A Retry-After longer than this is not waited for longer. */
-const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /** One of our reports as listed: where it is, its resourceVersion, and the object as sent. */
 interface Stored {

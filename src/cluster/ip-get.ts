@@ -6,7 +6,7 @@
  */
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from '../kube/client.js';
-import { shortStatus } from '../kube/errors.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, shortStatus } from '../kube/errors.js';
 import type { IPAddressHolder } from '../rules/index.js';
 
 export type GetResult =
@@ -15,8 +15,13 @@ export type GetResult =
   | { readonly kind: 'free' }
   /** The cluster serves no IPAddress API (Kubernetes before 1.33): the rule is skipped. */
   | { readonly kind: 'absent' }
-  /** No usable answer; `reason` is a few words for the user's warning. */
-  | { readonly kind: 'error'; readonly reason: string; readonly detail: string };
+  /** No usable answer; `reason` is a few words for the user's warning; `retryAfterMs` what the server asked to wait. */
+  | {
+      readonly kind: 'error';
+      readonly reason: string;
+      readonly detail: string;
+      readonly retryAfterMs?: number;
+    };
 
 export interface IPAddressGetter {
   get(name: string, signal: AbortSignal): Promise<GetResult>;
@@ -57,7 +62,12 @@ export function holderFromIPAddress(object: unknown): IPAddressHolder | undefine
   };
 }
 
-export function interpretAnswer(name: string, status: number, body: string): GetResult {
+export function interpretAnswer(
+  name: string,
+  status: number,
+  body: string,
+  retryAfter?: string | undefined,
+): GetResult {
   if (status === 200) {
     let object: unknown;
     try {
@@ -73,10 +83,12 @@ export function interpretAnswer(name: string, status: number, body: string): Get
     };
   }
   if (status === 404) return isObjectNotFound(body, name) ? { kind: 'free' } : { kind: 'absent' };
+  const wait = parseRetryAfter(retryAfter, Date.now());
   return {
     kind: 'error',
     reason: shortStatus(status, { verb: 'get', resource: 'ipaddresses' }),
     detail: body.slice(0, 300),
+    ...(wait !== undefined ? { retryAfterMs: Math.min(wait, MAX_RETRY_AFTER_MS) } : {}),
   };
 }
 
@@ -95,7 +107,7 @@ export function ipAddressGetter(client: KubeClient, timeoutMs: number): IPAddres
       signal,
       what: `GET ipaddresses/${name}`,
     });
-    return interpretAnswer(name, answer.status, answer.text);
+    return interpretAnswer(name, answer.status, answer.text, answer.retryAfter);
   };
   return { get, close: () => client.close() };
 }

@@ -20,6 +20,8 @@ export type LookupState =
 export interface LookupError {
   readonly reason: string;
   readonly detail: string;
+  /** The API server asked to wait this long (Retry-After): the next probe waits at least as long. */
+  readonly retryAfterMs?: number;
 }
 
 export class LookupHealth {
@@ -67,7 +69,7 @@ export class LookupHealth {
     else if (next === 'ok' && previous !== 'unknown') this.logger.info('allocated-IP lookups answer again');
   }
 
-  /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval, ±20 %). */
+  /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval, ±20 %, at least a Retry-After). */
   probed(failed: boolean): void {
     this.failedProbes = failed ? this.failedProbes + 1 : 0;
     this.scheduleProbe();
@@ -77,7 +79,8 @@ export class LookupHealth {
     if (this.closed || this.probeTimer || (this.state !== 'unavailable' && this.state !== 'absent')) return;
     // Jitter (±20 %): replicas that lost the API server together do not probe it in step.
     const base = Math.min(this.probeIntervalMs, 1_000 * 2 ** Math.max(0, this.failedProbes - 1));
-    const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
+    // Never sooner than the last failure's Retry-After.
+    const delay = Math.max(Math.round(base * (0.8 + 0.4 * Math.random())), this.lastError?.retryAfterMs ?? 0);
     this.probeTimer = setTimeout(() => {
       this.probeTimer = undefined;
       void this.probe();

@@ -17,7 +17,7 @@ import { describeKubeError } from '../kube/errors.js';
 import type { AllocatedIPs } from '../rules/index.js';
 import { AnswerCache, type KnownAllocation } from './ip-answer-cache.js';
 import type { GetResult, IPAddressGetter } from './ip-get.js';
-import { LookupHealth, type LookupState } from './ip-lookup-health.js';
+import { LookupHealth, type LookupError, type LookupState } from './ip-lookup-health.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
 import { LookupSlots } from './ip-lookup-slots.js';
 import type { AllocatedIPSource } from './types.js';
@@ -144,6 +144,12 @@ class LookupFetcher {
   }
 }
 
+/** A failed GET as the health state keeps it (with the Retry-After the probe honours). */
+function lookupError(result: Extract<GetResult, { kind: 'error' }>): LookupError {
+  const { reason, detail, retryAfterMs } = result;
+  return { reason, detail, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+}
+
 export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLookup {
   const opts = { ...DEFAULT_LOOKUP_OPTIONS, ...deps.options };
   const now = deps.now ?? (() => performance.now());
@@ -156,7 +162,7 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
   const fetchOne = async (name: string, countAs: 'lookup' | 'probe'): Promise<Outcome> => {
     const result = await fetcher.fetch(name, countAs);
     if (result.kind === 'error') {
-      if (!health.isClosed) health.set('unavailable', { reason: result.reason, detail: result.detail });
+      if (!health.isClosed) health.set('unavailable', lookupError(result));
       return { kind: 'error', reason: result.reason };
     }
     health.set(result.kind === 'absent' ? 'absent' : 'ok');

@@ -6,12 +6,14 @@
  * its leaseDurationSeconds; every write carries the resourceVersion it read,
  * so of two replicas racing for an expired lease the API server lets one win
  * (409 Conflict for the other). A leader that cannot renew steps down when its
- * own lease would have expired, before anyone else can take it.
+ * own lease would have expired, before anyone else can take it. An answer
+ * with a Retry-After (429, 503) is honoured: no Lease request until it has
+ * passed (at most 5 min), even if that costs the lead.
  */
 import type { Logger } from 'pino';
 import { asRecord, own, type JsonRecord } from '../json/record.js';
 import type { KubeClient } from '../kube/client.js';
-import { describeKubeError, httpStatusOf } from '../kube/errors.js';
+import { describeKubeError, httpStatusOf, retryAfterWait } from '../kube/errors.js';
 
 export interface LeaseOptions {
   readonly client: KubeClient;
@@ -138,6 +140,8 @@ class Elector {
   leader = false;
   holder: string | undefined;
   lastError: string | undefined;
+  /** No request before this (clock ms): the last answer's Retry-After. */
+  quietUntil = 0;
   private lastRenew = 0;
   private deadline: NodeJS.Timeout | undefined;
   private readonly duration: number;
@@ -252,6 +256,8 @@ class Elector {
       this.lastError = undefined;
     } catch (err) {
       this.lastError = describeKubeError(err);
+      const wait = retryAfterWait(err);
+      if (wait > 0) this.quietUntil = this.now() + wait;
       // Step down before our lease could have expired in anyone else's eyes.
       if (this.leader && this.now() - this.lastRenew >= this.renewDeadlineMs)
         this.setLeader(false, `cannot renew: ${this.lastError}`);
@@ -280,6 +286,8 @@ export function startLeaderElector(opts: LeaseOptions): LeaderElector {
   let stopped = false;
   let running: Promise<void> = elector.tick();
   const timer = setInterval(() => {
+    // The API server asked to wait (Retry-After): this round is skipped.
+    if ((opts.now ?? Date.now)() < elector.quietUntil) return;
     running = running.then(() => elector.tick());
   }, elector.renewEveryMs);
   timer.unref();

@@ -47,6 +47,14 @@ export class BadAnswerError extends Error {
   }
 }
 
+/** A Retry-After longer than this is not waited for longer (a misconfigured proxy must not park a client for a day). */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** How long a failed request's answer asked to wait (its Retry-After, capped); 0 when it did not. */
+export function retryAfterWait(err: unknown): number {
+  return err instanceof KubeApiError ? Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
+}
+
 /** Retry-After as milliseconds from `now`: delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined if unreadable. */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   const text = value?.trim();

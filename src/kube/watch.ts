@@ -16,7 +16,14 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { asRecord, own } from '../json/record.js';
 import type { KubeClient } from './client.js';
-import { BadAnswerError, describeKubeError, httpStatusOf, KubeApiError, withTimeout } from './errors.js';
+import {
+  BadAnswerError,
+  describeKubeError,
+  httpStatusOf,
+  KubeApiError,
+  retryAfterWait,
+  withTimeout,
+} from './errors.js';
 import { readWatchLines, type WatchEvent } from './watch-lines.js';
 
 export interface BackoffOptions {
@@ -45,15 +52,12 @@ const DEFAULT_BACKOFF: BackoffOptions = {
 
 /** A watch the server has not ended this long after its own timeoutSeconds is cut off here. */
 const WATCH_GRACE_MS = 15_000;
-/** A Retry-After beyond this is not waited for longer (a misconfigured proxy must not park the watch for a day). */
-const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /** The wait before restart number `failures`: doubling from initialMs to maxMs, ±20 %, at least the Retry-After. */
 export function restartDelay(backoff: BackoffOptions, failures: number, err: unknown): number {
   const exponential = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
   const jittered = Math.round(exponential * (0.8 + 0.4 * Math.random()));
-  const retryAfter = err instanceof KubeApiError ? (err.retryAfterMs ?? 0) : 0;
-  return Math.max(jittered, Math.min(retryAfter, MAX_RETRY_AFTER_MS));
+  return Math.max(jittered, retryAfterWait(err));
 }
 
 /** The largest watch event held (one line); a larger one ends the watch as a bad answer. */

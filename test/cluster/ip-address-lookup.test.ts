@@ -181,6 +181,20 @@ describe('allocated-IP lookups', () => {
     expect(h.lines.some((l) => l.msg === 'allocated-IP lookups answer again')).toBe(true);
   });
 
+  it('429 with Retry-After: the probe waits at least that long (its own wait is 50 ms)', async () => {
+    const h = await start();
+    await eventually(() => detail(h)['state'] === 'ok', 'the start-up probe');
+    fake.faults.add({ resource: 'ipaddresses' }, { kind: 'status', code: 429, retryAfterSeconds: 1 });
+    const result = await decideWithAllocations(h, '10.96.0.10');
+    expect(result.warnings[0]).toContain('not checked (HTTP 429 from the API server)');
+    await eventually(() => fake.getCount('ipaddresses') >= 4, 'three probes after the lookup', 10_000);
+    const gets = fake.requests.filter((r) => r.resource === 'ipaddresses' && r.verb === 'get').slice(-3);
+    // Probes 1 s apart at least, not the 50 ms (±20 %) of the probe interval.
+    for (let i = 1; i < gets.length; i++) expect(gets[i]!.at - gets[i - 1]!.at).toBeGreaterThanOrEqual(950);
+    fake.faults.clearAll();
+    await eventually(() => detail(h)['state'] === 'ok', 'lookups answer again', 5_000);
+  });
+
   it('HTTP 403 (no RBAC for get): allowed with a warning saying so', async () => {
     const h = await start();
     await eventually(() => detail(h)['state'] === 'ok', 'the start-up probe');

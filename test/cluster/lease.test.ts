@@ -173,4 +173,23 @@ describe('leader election over a Lease', () => {
     expect(steppedDownAfter).toBeGreaterThanOrEqual(590);
     expect(steppedDownAfter).toBeLessThan(1_000);
   });
+
+  it('honours a Retry-After: no Lease request until it has passed', async () => {
+    const a = elector('pod-a');
+    await until(() => a.isLeader(), 'pod-a leading');
+    const fault = fake.faults.add(
+      { resource: 'leases' },
+      { kind: 'status', code: 429, retryAfterSeconds: 1 },
+      { count: 1 },
+    );
+    await until(() => fault.hits() === 1, 'the throttled request');
+    const throttledAt = fake.requests.filter((r) => r.resource === 'leases').at(-1)!.at;
+    await until(
+      () => fake.requests.some((r) => r.resource === 'leases' && r.at > throttledAt),
+      'the next Lease request',
+    );
+    const next = fake.requests.find((r) => r.resource === 'leases' && r.at > throttledAt)!;
+    // Renewals come every 100 ms; the server asked for 1 s.
+    expect(next.at - throttledAt).toBeGreaterThanOrEqual(950);
+  });
 });
