@@ -10,7 +10,7 @@
  */
 import type { GepRevision } from '../rules/index.js';
 import { baseVariables, policySpecFrame, ruleVariables, validation } from './generate.js';
-import { policyRules } from './rules.js';
+import { policyRules } from './policy-rules.js';
 
 /** Stand-ins the generator is run with; each is replaced by a placeholder the chart fills. */
 const DOMAIN_STAND_IN = 'cluster-domain.placeholder.invalid';

@@ -14,7 +14,10 @@
  * literals, so a ServiceCIDR change needs no new policy.
  */
 import { GATEWAY_API_GROUP, type RuleCode, type ServiceRanges } from '../rules/index.js';
-import { entryKey, RANGES, policyRules, type ListName, type PolicySettings, type RuleCel } from './rules.js';
+import { INDEXES } from './indexes.js';
+import { requestVariables, STATUS_REQUEST } from './status-rules.js';
+import { policyRules } from './policy-rules.js';
+import { entryKey, RANGES, type ListName, type PolicySettings, type RuleCel } from './rules.js';
 
 export { OUT_OF_SCOPE, type PolicySettings } from './rules.js';
 
@@ -47,12 +50,6 @@ export interface GeneratedPolicy {
   readonly rules: readonly { readonly code: RuleCode; readonly list: ListName }[];
 }
 
-/** The CRD's maxItems: the policy indexes entries with this literal list. */
-const MAX_ADDRESSES = 16;
-const INDEXES = `[${Array.from({ length: MAX_ADDRESSES }, (_, i) => String(i)).join(', ')}]`;
-
-const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";
-
 /** The variables every policy shares: the lists under review, the stored ones' keys, and the ranges. */
 export function baseVariables(revision: PolicySettings['revision']): { name: string; expression: string }[] {
   const cidrs = (key: string) =>
@@ -80,6 +77,7 @@ export function baseVariables(revision: PolicySettings['revision']): { name: str
     { name: 'serviceCIDRs', expression: cidrs(PARAMS_KEYS.serviceCIDRs) },
     { name: 'terminatingCIDRs', expression: cidrs(PARAMS_KEYS.terminatingCIDRs) },
     { name: 'usableCIDRs', expression: `${RANGES.all}.filter(c, !(c in variables.terminatingCIDRs))` },
+    ...requestVariables(revision),
   ];
 }
 
@@ -91,7 +89,12 @@ export function ruleVariables(rule: RuleCel, revision: PolicySettings['revision'
   const name = variableName(rule);
   const unchanged = `(${entryKey('a', rule.list, revision)} in ${oldKeys(rule.list)})`;
   return [
-    { name, expression: `variables.${rule.list}.map(a, ${rule.predicate} && !${unchanged})` },
+    {
+      name,
+      expression: rule.byIndex
+        ? `${INDEXES}.filter(i, i < size(variables.${rule.list})).map(i, [variables.${rule.list}[i]].exists(a, ${rule.predicate} && !${unchanged}))`
+        : `variables.${rule.list}.map(a, ${rule.predicate} && !${unchanged})`,
+    },
     {
       name: `${name}At`,
       expression: `${INDEXES}.filter(i, i < size(variables.${name}) && variables.${name}[i])[0]`,
@@ -104,7 +107,7 @@ export function validation(rule: RuleCel) {
   const at = `variables.${name}At`;
   const entry = `variables.${rule.list}[${at}]`;
   const field = `'${rule.list}.addresses[' + string(${at}) + '].${rule.field}'`;
-  const { expression, fallback } = rule.message(entry, field);
+  const { expression, fallback } = rule.message(entry, field, at);
   return {
     expression: `!variables.${name}.exists(found, found)`,
     message: `${rule.list}.${fallback}`,

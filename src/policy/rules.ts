@@ -31,14 +31,17 @@ export interface RuleCel {
   readonly list: ListName;
   /** `invalid` findings deny under every policy, as the engine decides them. */
   readonly severity: 'invalid' | 'violation';
-  /** CEL over the entry `a`: true when the entry has this finding. */
+  /** CEL over the entry `a` (and, with byIndex, its index `i`): true when the entry has this finding. */
   readonly predicate: string;
+  /** The predicate reads the entry's index `i` (per-entry variables computed once per list). */
+  readonly byIndex?: boolean;
   /** The entry's field the finding names. */
   readonly field: 'routability' | 'value';
   /** messageExpression and the static fallback, given the entry's CEL and the field's CEL. */
   readonly message: (
     entry: string,
     field: string,
+    index: string,
   ) => { readonly expression: string; readonly fallback: string };
 }
 
@@ -46,7 +49,7 @@ export interface RuleCel {
 export const OUT_OF_SCOPE: readonly string[] = [
   'ClusterAddressAllocated, ClusterAddressAllocationUnchecked: need a lookup of allocated IPAddress objects',
   'status defaulting (the mutating webhook) and StatusDefaultedExternal: a policy cannot mutate',
-  'RoutabilityMismatch, AddressesAssignedInconsistent: status-against-spec matching stays the webhook’s',
+  'AddressesAssignedInconsistent: the AddressesAssigned condition check is not generated yet; it stays the webhook’s',
   'ClusterAddressGloballyRoutable, RoutabilityTestingValue, UnchangedEntryRatcheted: warnings only, never deny',
   'AddressesMalformed, AddressesTooMany: the Gateway CRD schema refuses these before any policy runs',
   'IPv4-mapped IPv6 values (::ffff:10.96.0.5): Kubernetes CEL ip() refuses them; the policy lets them pass to the webhook',
@@ -54,9 +57,9 @@ export const OUT_OF_SCOPE: readonly string[] = [
 
 // ---- CEL pieces over an entry ----
 
-const STR = (x: string) => `(type(${x}) == string)`;
+export const STR = (x: string) => `(type(${x}) == string)`;
 /** `type`, defaulted to IPAddress as the CRD does. */
-const typeOf = (a: string) => `(has(${a}.type) ? ${a}.type : 'IPAddress')`;
+export const typeOf = (a: string) => `(has(${a}.type) ? ${a}.type : 'IPAddress')`;
 const valueString = (a: string) => `(has(${a}.value) && ${STR(`${a}.value`)})`;
 /** IPv4-mapped IPv6 spellings, which the engine reads as IPv4 and Kubernetes' ip() refuses. */
 const looksMapped = (v: string) => `${v}.lowerAscii().matches('^[0:]*:ffff:')`;
@@ -155,7 +158,7 @@ interface MessageSource {
 }
 
 /** A message from the catalogue, with field and value filled in from the entry. */
-function catalogueMessage(render: (field: string, value: string) => string, source: MessageSource) {
+export function catalogueMessage(render: (field: string, value: string) => string, source: MessageSource) {
   const { entry, field, sub, extra = {} } = source;
   const rendered = render(token('field'), token('value'));
   return {
@@ -165,7 +168,7 @@ function catalogueMessage(render: (field: string, value: string) => string, sour
 }
 
 /** Picks one of several messages by a CEL string expression (the last is the default). */
-function choose(
+export function choose(
   selector: string,
   variants: readonly (readonly [string, { expression: string; fallback: string }])[],
 ) {
@@ -340,8 +343,8 @@ function externalHostname(list: ListName, clusterDomain: string): RuleCel {
   };
 }
 
-/** Every rule of the policy for these settings, spec rules first. */
-export function policyRules(settings: PolicySettings): RuleCel[] {
+/** The rules that read one entry alone, spec rules first (policy-rules.ts adds the status-against-spec one). */
+export function entryRules(settings: PolicySettings): RuleCel[] {
   const { revision } = settings;
   const out: RuleCel[] = [unsupported('spec', revision)];
   if (settings.allowedRoutability && settings.allowedRoutability.size > 0)

@@ -228,6 +228,20 @@ function ratchetCases(): Case[] {
       ),
       ctx: context({ ranges: ranges('10.128.0.0/16'), statusPolicy: 'enforce' }),
     },
+    ...[false, true].map((changed) => {
+      // RoutabilityMismatch ratchets per status entry too: a stored substitution is not re-judged.
+      const spec = [{ routability: 'Cluster' }];
+      const stored = { value: '203.0.113.10', routability: 'External' };
+      const now = changed ? { ...stored, value: '203.0.113.11' } : stored;
+      return {
+        name: `ratchet: RoutabilityMismatch on ${changed ? 'a changed' : 'an unchanged'} status entry`,
+        request: statusUpdate(
+          baseGateway({ spec, status: [{ value: '10.96.0.1', routability: 'Cluster' }, now] }),
+          baseGateway({ spec, status: [stored] }),
+        ),
+        ctx: context(),
+      };
+    }),
   ];
 }
 

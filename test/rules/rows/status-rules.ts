@@ -130,6 +130,99 @@ export const rows: Row[] = [
     want: [],
   },
 
+  {
+    name: 'the first spec entry for a value decides, not a later one',
+    spec: [
+      { value: '203.0.113.10', routability: 'External' },
+      { value: '203.0.113.10', routability: 'Cluster' },
+    ],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    want: [],
+  },
+  {
+    name: 'a later status entry substitutes (the field is its own)',
+    spec: [{ value: '203.0.113.10', routability: 'External' }, { routability: 'Cluster' }],
+    status: [
+      { value: '10.96.0.42', routability: 'Cluster' },
+      { value: '203.0.113.10', routability: 'Cluster' },
+    ],
+    want: [
+      'ClusterAddressOutsideServiceRange@status.addresses[1].value',
+      'RoutabilityMismatch@status.addresses[1].routability',
+    ],
+  },
+  {
+    name: 'hostname requested in other case with a trailing dot is the same name',
+    spec: [{ type: 'Hostname', value: 'GW.Example.com.', routability: 'External' }],
+    status: [{ type: 'Hostname', value: 'gw.example.com', routability: 'example.com/CorpWan' }],
+    want: [`RoutabilityMismatch@${S0}.routability`],
+  },
+  {
+    name: 'a named address matches by type and value as written',
+    spec: [{ type: 'example.com/pool', value: 'Blue', routability: 'Cluster' }],
+    status: [
+      { type: 'example.com/pool', value: 'blue', routability: 'Cluster' },
+      { type: 'example.com/pool', value: 'Blue', routability: 'External' },
+    ],
+    want: ['RoutabilityMismatch@status.addresses[1].routability'],
+  },
+  {
+    name: 'a value requested without routability is not a request for that value',
+    spec: [{ value: '203.0.113.10' }, { routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    want: [],
+  },
+  {
+    name: 'a status routability with bad syntax is only RoutabilityUnsupported',
+    spec: [{ routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10', routability: 'bad value' }],
+    want: [`RoutabilityUnsupported@${S0}.routability`],
+  },
+  {
+    name: 'experimental: an unset request accepts "" and Cluster',
+    spec: [{ value: '10.96.0.42' }],
+    status: [{ value: '10.96.0.42', routability: 'Cluster' }, { value: '203.0.113.10' }],
+    want: [],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: a value requested unset reported prefixed',
+    spec: [{ value: '203.0.113.10' }],
+    status: [{ value: '203.0.113.10', routability: 'example.com/CorpWan' }],
+    want: [`RoutabilityMismatch@${S0}.routability`],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: status unset ("") when every spec entry names Cluster',
+    spec: [{ routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10' }],
+    want: [`RoutabilityMismatch@${S0}.routability`],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: a prefixed request is met only by the same prefix',
+    spec: [{ routability: 'example.com/CorpWan' }],
+    status: [
+      { value: '203.0.113.10', routability: 'example.com/CorpWan' },
+      { value: '203.0.113.11', routability: 'example.com/Other' },
+    ],
+    want: ['RoutabilityMismatch@status.addresses[1].routability'],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: no spec addresses: any scope may be reported',
+    status: [{ value: '203.0.113.10', routability: 'example.com/CorpWan' }],
+    want: [],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'mismatch under --status-policy warn warns (no violation; test/policy compares the warning)',
+    spec: [{ routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    want: [],
+    ctx: { statusPolicy: 'warn' },
+  },
+
   // AddressesAssigned consistency.
   {
     name: 'True/Assigned',
