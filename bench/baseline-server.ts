@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { rawNodeHandler } from './lib/raw-node-handler.js';
 
 const { values } = parseArgs({
   options: { cert: { type: 'string' }, key: { type: 'string' }, port: { type: 'string', default: '0' } },
@@ -27,28 +28,7 @@ const server = createServer(
     minVersion: 'TLSv1.2',
     keepAliveTimeout: 120_000,
   },
-  (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let uid = '';
-      try {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: unknown } };
-        uid = typeof review.request?.uid === 'string' ? review.request.uid : '';
-      } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"bad json"}');
-        return;
-      }
-      const body = JSON.stringify({
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        response: { uid, allowed: true },
-      });
-      res
-        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-        .end(body);
-    });
-  },
+  rawNodeHandler,
 );
 
 server.listen(Number(values.port), '127.0.0.1', () => {

@@ -10,11 +10,11 @@
  *   node count-driver.js --app webhook|project|defaults|node [--root DIR]
  *     [--warmup N] --counts create-small=N,update-large=N,status-mutate=N [--log-level L]
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import inject from 'light-my-request';
 import { bareFastifyApp, defaultsFastifyApp } from './lib/bare-fastify.js';
+import { rawNodeHandler } from './lib/raw-node-handler.js';
 import { repoRoot } from './lib/servers.js';
 import { webhookApp } from './lib/webhook-app.js';
 import { benchPayloads } from './payloads.js';
@@ -28,30 +28,6 @@ const { values: flags } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
   },
 });
-
-/** bench/baseline-server.ts's handler: read the body, JSON.parse, answer with JSON.stringify. */
-function rawNodeHandler(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    let uid = '';
-    try {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: unknown } };
-      uid = typeof review.request?.uid === 'string' ? review.request.uid : '';
-    } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"bad json"}');
-      return;
-    }
-    const body = JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      response: { uid, allowed: true },
-    });
-    res
-      .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-      .end(body);
-  });
-}
 
 type Send = (path: string, body: string) => Promise<number>;
 

@@ -17,12 +17,19 @@
  * --single-threaded). Writes bench/results/count-https.json.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { keepAliveAgent, post } from './lib/client.js';
-import { makeCerts, repoRoot, spawnBaseline, spawnWebhook, tempDir, type Child } from './lib/servers.js';
+import {
+  makeCerts,
+  writeBenchResult,
+  spawnBaseline,
+  spawnWebhook,
+  tempDir,
+  type Child,
+} from './lib/servers.js';
 import { benchPayloads, type BenchPayload } from './payloads.js';
 
 const run = promisify(execFile);
@@ -157,12 +164,7 @@ async function main() {
       console.log(
         `  ${a}/${b}: ${payloads.map((p) => (perReview[b!]![p.name]! / perReview[a!]![p.name]!).toFixed(3)).join(' / ')}`,
       );
-  const dir = join(repoRoot(), 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'count-https.json'),
-    JSON.stringify({ date: new Date().toISOString(), reviews: REVIEWS, perReview }, null, 2) + '\n',
-  );
+  writeBenchResult('count-https.json', { reviews: REVIEWS, perReview });
 }
 
 main().catch((err: unknown) => {

@@ -20,11 +20,11 @@
  * --log-level L (info). Writes bench/results/count.json.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { repoRoot, tempDir } from './lib/servers.js';
+import { tempDir, writeBenchResult } from './lib/servers.js';
 import { benchPayloads } from './payloads.js';
 
 const run = promisify(execFile);
@@ -151,12 +151,7 @@ async function main() {
       console.log(
         `  ${a}/${b}: ${payloads.map((p) => `${p} ${(perReview[b]![p]! / perReview[a]![p]!).toFixed(3)}`).join(', ')}`,
       );
-  const dir = join(repoRoot(), 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'count.json'),
-    JSON.stringify({ date: new Date().toISOString(), reviews: REVIEWS, perReview }, null, 2) + '\n',
-  );
+  writeBenchResult('count.json', { reviews: REVIEWS, perReview });
 }
 
 main().catch((err: unknown) => {

@@ -6,7 +6,7 @@
  * `listening` line.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -25,6 +25,16 @@ export function repoRoot(): string {
     dir = resolve(dir, '..');
   }
   throw new Error('cannot find the repository root from ' + import.meta.url);
+}
+
+/** Writes a benchmark's figures to bench/results/NAME (git ignores them), dated. */
+export function writeBenchResult(name: string, figures: object): void {
+  const dir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, name),
+    JSON.stringify({ date: new Date().toISOString(), ...figures }, null, 2) + '\n',
+  );
 }
 
 export const CLI = () => join(repoRoot(), 'dist', 'cli', 'main.js');
