@@ -15,7 +15,7 @@
  */
 import { GATEWAY_API_GROUP, type RuleCode, type ServiceRanges } from '../rules/index.js';
 import { INDEXES } from './indexes.js';
-import { requestVariables, STATUS_REQUEST } from './status-rules.js';
+import { STATUS_REQUEST } from './status-rules.js';
 import { policyRules } from './policy-rules.js';
 import { entryKey, RANGES, type ListName, type PolicySettings, type RuleCel } from './rules.js';
 
@@ -77,7 +77,6 @@ export function baseVariables(revision: PolicySettings['revision']): { name: str
     { name: 'serviceCIDRs', expression: cidrs(PARAMS_KEYS.serviceCIDRs) },
     { name: 'terminatingCIDRs', expression: cidrs(PARAMS_KEYS.terminatingCIDRs) },
     { name: 'usableCIDRs', expression: `${RANGES.all}.filter(c, !(c in variables.terminatingCIDRs))` },
-    ...requestVariables(revision),
   ];
 }
 
@@ -86,9 +85,12 @@ const variableName = (rule: RuleCel) => `${rule.list}${rule.code}`;
 const oldKeys = (list: ListName) => (list === 'spec' ? 'variables.oldSpecKeys' : 'variables.oldStatusKeys');
 
 export function ruleVariables(rule: RuleCel, revision: PolicySettings['revision']) {
+  const own = rule.variables ?? [];
+  if (rule.whole) return [...own];
   const name = variableName(rule);
   const unchanged = `(${entryKey('a', rule.list, revision)} in ${oldKeys(rule.list)})`;
   return [
+    ...own,
     {
       name,
       expression: rule.byIndex
@@ -103,6 +105,7 @@ export function ruleVariables(rule: RuleCel, revision: PolicySettings['revision'
 }
 
 export function validation(rule: RuleCel) {
+  if (rule.whole) return { ...rule.whole, reason: 'Invalid' };
   const name = variableName(rule);
   const at = `variables.${name}At`;
   const entry = `variables.${rule.list}[${at}]`;

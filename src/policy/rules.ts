@@ -33,6 +33,14 @@ export interface RuleCel {
   readonly severity: 'invalid' | 'violation';
   /** CEL over the entry `a` (and, with byIndex, its index `i`): true when the entry has this finding. */
   readonly predicate: string;
+  /** Variables the rule reads besides the base ones, placed before its own (they depend on the revision only). */
+  readonly variables?: readonly { readonly name: string; readonly expression: string }[];
+  /** A rule over the whole status rather than per entry: its own validation (its variables are base ones). */
+  readonly whole?: {
+    readonly expression: string;
+    readonly message: string;
+    readonly messageExpression: string;
+  };
   /** The predicate reads the entry's index `i` (per-entry variables computed once per list). */
   readonly byIndex?: boolean;
   /** The entry's field the finding names. */
@@ -49,7 +57,6 @@ export interface RuleCel {
 export const OUT_OF_SCOPE: readonly string[] = [
   'ClusterAddressAllocated, ClusterAddressAllocationUnchecked: need a lookup of allocated IPAddress objects',
   'status defaulting (the mutating webhook) and StatusDefaultedExternal: a policy cannot mutate',
-  'AddressesAssignedInconsistent: the AddressesAssigned condition check is not generated yet; it stays the webhook’s',
   'ClusterAddressGloballyRoutable, RoutabilityTestingValue, UnchangedEntryRatcheted: warnings only, never deny',
   'AddressesMalformed, AddressesTooMany: the Gateway CRD schema refuses these before any policy runs',
   'IPv4-mapped IPv6 values (::ffff:10.96.0.5): Kubernetes CEL ip() refuses them; the policy lets them pass to the webhook',

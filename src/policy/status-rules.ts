@@ -13,7 +13,7 @@ import { badSyntax, catalogueMessage, choose, STR, typeOf, type RuleCel } from '
 export const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";
 
 /** A spec request's routability the engine leaves unset (provisional spec unset: any). No valid value has a space. */
-const ANY = celString(' any');
+export const ANY = celString(' any');
 
 /**
  * The engine's addressIdentity as text: IPs canonical, hostnames lower-cased
@@ -31,11 +31,11 @@ export function identity(x: string): string {
 }
 
 /** The effective routability of a status entry: provisional unset is External, experimental unset is `""`. */
-const statusEffective = (a: string, revision: GepRevision) =>
+export const statusEffective = (a: string, revision: GepRevision) =>
   `(has(${a}.routability) ? ${a}.routability : ${revision === 'experimental' ? "''" : "'External'"})`;
 
 /** Upstream's match: a `""` request accepts `""` or Cluster; others only themselves. */
-const accepts = (requested: string, reported: string) =>
+export const accepts = (requested: string, reported: string) =>
   `(${requested} == '' ? (${reported} == '' || ${reported} == 'Cluster') : ${requested} == ${reported})`;
 
 /** The variables RoutabilityMismatch reads: spec's requests on a status write, their identities and routabilities. */
@@ -82,6 +82,8 @@ export function mismatch(revision: GepRevision): RuleCel {
     list: 'status',
     severity: 'violation',
     byIndex: true,
+    // AddressesAssignedInconsistent reads these too; the two rules always share a policy (both follow --status-policy).
+    variables: requestVariables(revision),
     predicate:
       `(!${badSyntax('a', revision)} && (${at('i')} >= 0 ? !${accepts(requested('i'), e)} : ` +
       `(!variables.requestsAny && !variables.requestRoutabilities.exists(r, ${accepts('r', e)}))))`,
@@ -98,18 +100,20 @@ export function mismatch(revision: GepRevision): RuleCel {
       const variant = (unset: boolean, byEntry: boolean) =>
         catalogueMessage(
           (f, v) =>
+            // The quoted value is JSON-quoted by the catalogue (`""` reads `"\"\""`); the detail has it plain.
             renderMessage('RoutabilityMismatch', f, {
               routability: v,
               unset,
               ...(byEntry ? { requestedBy: token('requestedBy') } : {}),
               requested: [token('requested')],
-            }),
+            }).replace(`"${v}"`, `"${token('quoted')}"`),
           {
             entry,
             field,
             sub: 'routability',
             extra: {
               value: shown(eff),
+              quoted: `(${eff} == '' ? ${celString('\\"\\"')} : ${eff})`,
               requestedBy: `'spec.addresses[' + string(${at(index)}) + ']'`,
               requested: byEntry ? `${accepted}.join(' or ')` : `${unique}.join(', ')`,
             },

@@ -242,6 +242,21 @@ function ratchetCases(): Case[] {
         ctx: context(),
       };
     }),
+    ...[false, true].map((changed) => {
+      // AddressesAssignedInconsistent ratchets by the condition pair: an unchanged pair is not re-judged.
+      const stored = [
+        { type: 'AddressesAssigned', status: 'True', reason: 'PartiallyAssigned', message: 'x' },
+      ];
+      const now = changed ? [{ ...stored[0], message: 'y' }] : stored;
+      return {
+        name: `ratchet: AddressesAssignedInconsistent on ${changed ? 'a changed' : 'an unchanged'} condition pair`,
+        request: statusUpdate(
+          baseGateway({ status: [{ value: '203.0.113.10' }], conditions: now }),
+          baseGateway({ conditions: stored }),
+        ),
+        ctx: context(),
+      };
+    }),
   ];
 }
 
@@ -271,6 +286,25 @@ describe('generated policy = engine, on every table row and fixture in scope', (
     expect(policy.errors).toEqual([]);
     expect(policy.deny).toEqual(engine.deny);
     expect(policy.warn).toEqual(engine.warn);
+  });
+
+  it('the status-against-spec rules give the engine’s message word for word', () => {
+    const codes = new Set(['RoutabilityMismatch', 'AddressesAssignedInconsistent']);
+    let compared = 0;
+    for (const c of admitted.filter((x) => x.request.subResource === 'status')) {
+      const result = validateGateway(c.request, c.ctx);
+      const engine = new Map<string, string>();
+      for (const f of [...result.violations, ...result.warned])
+        if (codes.has(f.code) && !engine.has(f.code)) engine.set(f.code, f.message);
+      for (const generated of generatePolicies(settingsOf(c.ctx)))
+        for (const f of evaluatePolicy(generated, c.request, paramsConfigMap(c.ctx.ranges)).failures) {
+          const code = generated.rules[f.index]!.code;
+          if (!codes.has(code)) continue;
+          expect(f.message, c.name).toBe(engine.get(code));
+          compared++;
+        }
+    }
+    expect(compared).toBeGreaterThan(20);
   });
 
   it('where the policy leaves a value to the webhook (mapped IPv6, CRD-refused shapes) it is never stricter', () => {

@@ -284,4 +284,85 @@ export const rows: Row[] = [
     conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }],
     want: [],
   },
+  {
+    name: 'True/Assigned with a spec entry no status address satisfies',
+    spec: [{ value: '203.0.113.10', routability: 'External' }, { routability: 'Cluster' }],
+    status: [{ value: '203.0.113.10', routability: 'External' }],
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].status'],
+  },
+  {
+    name: 'True/Assigned when status reports another value than spec requested',
+    spec: [{ value: '203.0.113.10', routability: 'External' }],
+    status: [{ value: '203.0.113.11', routability: 'External' }],
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].status'],
+  },
+  {
+    name: 'True/Assigned with every spec entry satisfied (hostname by its lower-case name)',
+    spec: [{ type: 'Hostname', value: 'GW.example.com.' }, { routability: 'Cluster' }],
+    status: [
+      { type: 'Hostname', value: 'gw.example.com' },
+      { value: '10.96.0.42', routability: 'Cluster' },
+    ],
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: [],
+  },
+  {
+    name: 'False/PartiallyAssigned while Programmed=False',
+    conditions: [
+      {
+        type: 'AddressesAssigned',
+        status: 'False',
+        reason: 'PartiallyAssigned',
+        message: 'spec.addresses[1]',
+      },
+      programmedFalse,
+    ],
+    want: ['AddressesAssignedInconsistent@status.conditions[1].status'],
+  },
+  {
+    name: 'False/NotAssigned yet a status address satisfies a request',
+    spec: [{ routability: 'Cluster' }],
+    status: [
+      { value: '203.0.113.10', routability: 'External' },
+      { value: '10.96.0.42', routability: 'Cluster' },
+    ],
+    conditions: [programmedFalse, { type: 'AddressesAssigned', status: 'False', reason: 'NotAssigned' }],
+    want: [
+      'RoutabilityMismatch@status.addresses[0].routability',
+      'AddressesAssignedInconsistent@status.addresses[1]',
+    ],
+  },
+  {
+    name: 'experimental: True/AddressesAssigned is the success pair',
+    spec: [{ value: '10.96.0.42' }],
+    status: [{ value: '10.96.0.42', routability: 'Cluster' }],
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'AddressesAssigned' }],
+    want: [],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: True/Assigned is no valid pair',
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'Assigned' }],
+    want: ['AddressesAssignedInconsistent@status.conditions[0].reason'],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'experimental: True/AddressesAssigned with a prefixed request unmet',
+    spec: [{ routability: 'example.com/CorpWan' }],
+    status: [{ value: '203.0.113.10' }],
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'AddressesAssigned' }],
+    want: [
+      'RoutabilityMismatch@status.addresses[0].routability',
+      'AddressesAssignedInconsistent@status.conditions[0].status',
+    ],
+    ctx: { revision: 'experimental' },
+  },
+  {
+    name: 'an inconsistent pair under --status-policy warn warns (no violation)',
+    conditions: [{ type: 'AddressesAssigned', status: 'True', reason: 'PartiallyAssigned' }],
+    want: [],
+    ctx: { statusPolicy: 'warn' },
+  },
 ];
