@@ -123,6 +123,24 @@ describe('CEL the API server accepts', () => {
       }
   });
 
+  it('every variable is defined once, and before any expression of the policy reads it', () => {
+    for (const s of ALL_SETTINGS)
+      for (const g of generatePolicies(s)) {
+        const { variables, validations } = specOf(g.policy);
+        const defined = new Set<string>();
+        const reads = (e: string) => [...e.matchAll(/variables\.([A-Za-z_]\w*)/g)].map((m) => m[1]!);
+        for (const v of variables) {
+          for (const name of reads(v.expression))
+            expect(defined.has(name), `${v.name} reads ${name}`).toBe(true);
+          expect(defined.has(v.name), v.name).toBe(false);
+          defined.add(v.name);
+        }
+        for (const v of validations)
+          for (const name of reads(`${v.expression} ${v.messageExpression}`))
+            expect(defined.has(name), name).toBe(true);
+      }
+  });
+
   it('worst case (16 addresses on both sides, 4 ranges) stays far inside the per-expression and per-binding budgets', () => {
     for (const s of ALL_SETTINGS)
       for (const g of generatePolicies(s)) {
