@@ -427,20 +427,30 @@ export class FakeApiServer {
     ).length;
   }
 
-  /** Resolves when `predicate` holds (checked after every request and watch change), or rejects after `ms`. */
+  /**
+   * Resolves when `predicate` holds, or rejects after `ms`. It is checked after every request and
+   * watch change, and every 10 ms besides: a predicate may read the client's side (a watch's
+   * objects), which changes after the last thing this server sees — an event written to an open
+   * watch is applied by the client later, with no request to follow it.
+   */
   async until(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
     if (predicate()) return;
     await new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.waiters.delete(check);
+      };
       const check = (): void => {
         if (!predicate()) return;
-        clearTimeout(timer);
-        this.waiters.delete(check);
+        done();
         resolve();
       };
       const timer = setTimeout(() => {
-        this.waiters.delete(check);
+        done();
         reject(new Error(`fake apiserver: timed out after ${ms} ms waiting for ${what}`));
       }, ms);
+      const poll = setInterval(check, 10);
       this.waiters.add(check);
     });
   }

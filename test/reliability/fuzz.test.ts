@@ -53,7 +53,9 @@ describe('HTTP fuzzing (mutated reviews over HTTPS)', () => {
       seed: SEED,
       count: COUNT,
       concurrency: 8,
-      deadlineMs: 90_000,
+      // A backstop only: quiet, the run takes about 6 s; on a machine shared with other work it
+      // took over 90 s (load average 14 on 2 cores), and every review must still be sent.
+      deadlineMs: 240_000,
     });
     const summary = `seed ${SEED}: ${JSON.stringify({ ...tally, failures: tally.failures.slice(0, 5) }, null, 1)}`;
     expect(tally.failures, summary).toEqual([]);
@@ -65,5 +67,5 @@ describe('HTTP fuzzing (mutated reviews over HTTPS)', () => {
     expect(tally.patched).toBeGreaterThan(0);
     expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();
     expect(served.server.process.exitCode).toBeNull();
-  }, 120_000);
+  }, 270_000);
 });
