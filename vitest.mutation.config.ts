@@ -36,6 +36,7 @@ export default defineConfig({
       'test/audit/judge-allocations.test.ts',
       'test/audit/loop-reports.test.ts',
       'test/audit/loop.test.ts',
+      'test/audit/options.test.ts',
       'test/audit/pass.test.ts',
       'test/audit/report-writer.test.ts',
       'test/audit/reports.test.ts',
