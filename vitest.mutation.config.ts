@@ -40,6 +40,7 @@ export default defineConfig({
       'test/audit/pass.test.ts',
       'test/audit/report-writer.test.ts',
       'test/audit/reports.test.ts',
+      'test/audit/server-audit.test.ts',
       'test/cluster/crd-revision-select.test.ts',
       'test/cluster/crd-revision-snapshot.test.ts',
       'test/cluster/crd-revision-watch.test.ts',

@@ -1,0 +1,182 @@
+/**
+ * The audit inside `serve` (src/audit/server.ts) in process, against the fake
+ * Kubernetes API: why it is off (interval 0, --dev without a cluster, no
+ * credentials, a kubeconfig that does not load), and when on: the Lease in
+ * the pod's namespace under the pod's name, a pass as leader with its
+ * metrics, what /readyz?verbose shows, leadership listeners, report objects
+ * with --audit-reports, and the Lease released at stop. serve-audit.test.ts
+ * sees the same through the built server.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServerAudit, type ServerAudit } from '../../src/audit/server.js';
+import { staticSources } from '../../src/cluster/static-source.js';
+import { ruleInputs } from '../../src/inputs/rule-inputs.js';
+import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
+import { FIXTURE_SETTINGS } from '../support/app.js';
+import { DUAL_STACK } from '../support/gateways.js';
+import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+
+const emptyHome = mkdtempSync(join(tmpdir(), 'server-audit-home-'));
+
+function logs() {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink), lines };
+}
+
+const inputs = () => ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') });
+
+async function eventually(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await cond())) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function value(registry: Registry, name: string): Promise<number | undefined> {
+  return (await registry.getSingleMetric(name)?.get())?.values[0]?.value;
+}
+
+let fake: FakeApiServer | undefined;
+let audit: ServerAudit | undefined;
+afterEach(async () => {
+  await audit?.stop();
+  await fake?.close();
+  audit = fake = undefined;
+});
+
+describe('the audit is off', () => {
+  const base = () => ({
+    leaseName: 'audit',
+    kubeconfig: undefined,
+    registry: new Registry(),
+    inputs: inputs(),
+    env: {},
+    home: emptyHome,
+  });
+
+  it('with --audit-interval=0, without looking for a cluster', async () => {
+    const { logger, lines } = logs();
+    const off = await startServerAudit({ ...base(), intervalMs: 0, logger, kubeconfig: '/nonexistent' });
+    expect(off.describe()).toEqual({ enabled: false, reason: '--audit-interval=0' });
+    expect(off.leadership).toBeUndefined();
+    await off.stop();
+    expect(lines).toEqual([]);
+  });
+
+  it('when --dev ignored the kubeconfig', async () => {
+    const { logger, lines } = logs();
+    const off = await startServerAudit({ ...base(), intervalMs: 60_000, logger, noCluster: 'unusable' });
+    const reason = 'no cluster to audit (--dev ignored the kubeconfig)';
+    expect(off.describe()).toEqual({ enabled: false, reason });
+    expect(lines.map((l) => [l['level'], l['component'], l['msg']])).toEqual([[30, 'audit', reason]]);
+  });
+
+  it('without credentials', async () => {
+    const { logger } = logs();
+    const off = await startServerAudit({ ...base(), intervalMs: 60_000, logger });
+    expect(off.describe()).toEqual({
+      enabled: false,
+      reason: `no cluster to audit: ${NO_KUBECONFIG_REASON}`,
+    });
+  });
+
+  it('with a kubeconfig that does not load, saying why', async () => {
+    const { logger } = logs();
+    const bad = join(emptyHome, 'bad-kubeconfig');
+    writeFileSync(bad, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    const off = await startServerAudit({ ...base(), intervalMs: 60_000, logger, kubeconfig: bad });
+    const described = off.describe() as { enabled: boolean; reason: string };
+    expect(described.enabled).toBe(false);
+    expect(described.reason).toMatch(/^no cluster to audit: .+/);
+    expect(described.reason).not.toContain(NO_KUBECONFIG_REASON);
+  });
+});
+
+describe('the audit is on', () => {
+  it('takes the Lease in its namespace under its pod name, audits as leader, and releases the Lease at stop', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('gateways', gateway('apps', 'external', { spec: [{ type: 'IPAddress', value: '10.96.0.5' }] }));
+    fake.put('gateways', gateway('apps', 'plain', {}));
+    const { logger, lines } = logs();
+    const registry = new Registry();
+    audit = await startServerAudit({
+      intervalMs: 3_600_000,
+      leaseName: 'the-audit',
+      kubeconfig: fake.kubeconfigPath,
+      logger,
+      registry,
+      inputs: inputs(),
+      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
+      lease: { durationMs: 3_000, renewEveryMs: 1_000 },
+    });
+    const started = lines.find((l) => l['msg'] === 'audit started; the replica holding the lease audits');
+    expect(started).toMatchObject({
+      component: 'audit',
+      intervalSeconds: 3_600,
+      server: fake.url,
+      lease: 'routability/the-audit',
+      reports: 'none',
+    });
+    const changes: boolean[] = [];
+    const leadership = audit.leadership!;
+    const unsubscribe = leadership.onChange(() => changes.push(leadership.isLeader()));
+    await eventually(() => leadership.isLeader(), 'leadership');
+    expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: 'replica-a' } });
+    expect(await value(registry, 'routability_webhook_audit_leader')).toBe(1);
+    // Leading triggers a pass: both Gateways judged.
+    await eventually(
+      async () => (await value(registry, 'routability_webhook_audit_gateways')) === 2,
+      'a pass over both Gateways',
+    );
+    expect(changes).toEqual([true]);
+    const described = audit.describe();
+    expect(described).toMatchObject({
+      enabled: true,
+      election: { lease: 'routability/the-audit', identity: 'replica-a', leader: true },
+    });
+    expect(described).not.toHaveProperty('reports');
+    // Listed in pages of 100.
+    const lists = fake.requests.filter((r) => r.resource === 'gateways' && r.method === 'GET');
+    expect(lists.length).toBeGreaterThan(0);
+    expect(lists.every((r) => r.query['limit'] === '100')).toBe(true);
+    unsubscribe();
+    const stopping = audit;
+    audit = undefined;
+    await stopping.stop();
+    expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: '' } });
+    expect(changes).toEqual([true]);
+  });
+
+  it('writes report objects after a pass with --audit-reports, and shows the writer', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('gateways', gateway('apps', 'plain', {}));
+    const { logger } = logs();
+    audit = await startServerAudit({
+      intervalMs: 3_600_000,
+      leaseName: 'reports-audit',
+      reports: 'policyreport',
+      kubeconfig: fake.kubeconfigPath,
+      logger,
+      registry: new Registry(),
+      inputs: inputs(),
+      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-b' },
+      lease: { durationMs: 3_000, renewEveryMs: 1_000 },
+    });
+    await eventually(() => audit!.leadership!.isLeader(), 'leadership');
+    expect(audit.describe()).toHaveProperty('reports');
+  });
+});
