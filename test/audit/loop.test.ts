@@ -172,3 +172,202 @@ describe('startAuditLoop', () => {
     }
   });
 });
+
+describe('startAuditLoop: what a pass reports, leadership, stop', () => {
+  const outside = (name: string) =>
+    gateway('apps', name, { spec: [{ type: 'IPAddress', value: '10.200.0.5', routability: 'Cluster' }] });
+
+  it('logs each pass with its reason, counts and duration; describes the loop; runs again at the interval', async () => {
+    const registry = new Registry();
+    const { logger, lines } = capturingLogger();
+    loop = startAuditLoop({
+      intervalMs: 200,
+      debounceMs: 5,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        yield { items: [outside('a'), gateway('apps', 'b', {})], page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      metrics: auditMetrics(registry),
+      logger,
+    });
+    const done = () => lines.filter((l) => l.msg === 'audit pass done');
+    await until(() => done().length >= 2, 'a pass at the interval');
+    expect(done()[0]).toMatchObject({ reason: 'start', gateways: 2, violations: 1, warnings: 0 });
+    expect(done()[0]!['durationMs']).toBeGreaterThanOrEqual(0);
+    expect(done()[0]!['durationMs']).toBeLessThan(60_000);
+    expect(done()[1]).toMatchObject({ reason: 'interval' });
+    expect(loop.describe()).toEqual({
+      intervalSeconds: 0.2,
+      running: false,
+      gateways: 2,
+      violations: 1,
+      warnings: 0,
+    });
+    // A trigger's reason is the next pass's, not the interval's.
+    loop.trigger('asked for');
+    await until(() => done().some((l) => l['reason'] === 'asked for'), 'the triggered pass');
+    // The findings changed once, at the first pass, with what they are.
+    expect(lines.filter((l) => l.msg === 'audit: findings changed')).toEqual([
+      expect.objectContaining({
+        gateway: 'apps/a',
+        findings: [
+          {
+            code: 'ClusterAddressOutsideServiceRange',
+            field: 'spec.addresses[0].value',
+            severity: 'violation',
+          },
+        ],
+      }),
+    ]);
+    const duration = (await metric(registry, 'routability_webhook_audit_duration_seconds'))[0]!.value;
+    expect(duration).toBeGreaterThanOrEqual(0);
+    expect(duration).toBeLessThan(60);
+    const lastRun = (await metric(registry, 'routability_webhook_audit_last_run_timestamp_seconds'))[0]!
+      .value;
+    expect(Math.abs(lastRun - Date.now() / 1000)).toBeLessThan(60);
+    const runs = await metric(registry, 'routability_webhook_audit_runs_total');
+    expect(runs.find((r) => r.labels['result'] === 'success')!.value).toBeGreaterThanOrEqual(3);
+  });
+
+  it('describes a running pass as running, and a failed one by its error until a pass succeeds', async () => {
+    const { logger, lines } = capturingLogger();
+    const inputs = changeListeners();
+    let fail = true;
+    const gates: (() => void)[] = [];
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      onInputsChange: inputs.add,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        await new Promise<void>((r) => gates.push(r));
+        if (fail) throw new Error('listing Gateways: HTTP 500');
+        yield { items: [gateway('apps', 'g', {})], page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    await until(() => gates.length === 1, 'the first pass');
+    expect(loop.describe()).toEqual({ intervalSeconds: 3_600, running: true });
+    gates.shift()!();
+    await until(() => loop!.describe()['running'] === false, 'the failed pass');
+    expect(loop.describe()).toEqual({
+      intervalSeconds: 3_600,
+      running: false,
+      lastError: 'listing Gateways: HTTP 500',
+    });
+    expect(
+      lines.find((l) => l.msg === 'audit pass failed; the last results stay in the metrics'),
+    ).toMatchObject({
+      reason: 'start',
+      err: 'listing Gateways: HTTP 500',
+    });
+    fail = false;
+    inputs.emit();
+    await until(() => gates.length === 1, 'the next pass');
+    gates.shift()!();
+    await until(() => loop!.lastResult() !== undefined, 'a successful pass');
+    expect(loop.describe()).toEqual({
+      intervalSeconds: 3_600,
+      running: false,
+      gateways: 1,
+      violations: 0,
+      warnings: 0,
+    });
+    expect(lines.find((l) => l.msg === 'audit pass done')).toMatchObject({ reason: 'rule inputs changed' });
+  });
+
+  it('a replica that stops leading clears its gauges and results, and logs the findings again when it leads again', async () => {
+    const registry = new Registry();
+    const { logger, lines } = capturingLogger();
+    const inputs = changeListeners();
+    let leading = true;
+    let passes = 0;
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      onInputsChange: inputs.add,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        passes++;
+        yield { items: [outside('a')], page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      leading: () => leading,
+      metrics: auditMetrics(registry),
+      logger,
+    });
+    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    expect((await metric(registry, 'routability_webhook_audit_findings')).length).toBe(1);
+    leading = false;
+    inputs.emit();
+    await until(() => loop!.lastResult() === undefined, 'the results dropped');
+    expect(passes).toBe(1);
+    expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([]);
+    expect((await metric(registry, 'routability_webhook_audit_gateways'))[0]!.value).toBe(0);
+    expect((await metric(registry, 'routability_webhook_audit_violating_gateways'))[0]!.value).toBe(0);
+    expect(loop.describe()).toEqual({ intervalSeconds: 3_600, running: false });
+    leading = true;
+    inputs.emit();
+    await until(() => loop!.lastResult() !== undefined, 'a pass as leader again');
+    // The same findings as before, logged again: another replica may have logged changes meanwhile.
+    expect(lines.filter((l) => l.msg === 'audit: findings changed')).toHaveLength(2);
+  });
+
+  it('logs a cleared Gateway only while it still exists; a deleted one is not "cleared"', async () => {
+    const { logger, lines } = capturingLogger();
+    const inputs = changeListeners();
+    let stored = [outside('fixed'), outside('deleted')];
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      onInputsChange: inputs.add,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        yield { items: stored, page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    await until(() => loop!.lastResult()?.violations === 2, 'the first pass');
+    stored = [gateway('apps', 'fixed', {})];
+    inputs.emit();
+    await until(() => loop!.lastResult()?.violations === 0, 'the second pass');
+    expect(lines.filter((l) => l.msg === 'audit: findings cleared').map((l) => l['gateway'])).toEqual([
+      'apps/fixed',
+    ]);
+  });
+
+  it('after stop: no pass, its listener unsubscribed, a trigger ignored', async () => {
+    const { logger } = capturingLogger();
+    const inputs = changeListeners();
+    let subscribed = 0;
+    let passes = 0;
+    loop = startAuditLoop({
+      intervalMs: 50,
+      debounceMs: 5,
+      onInputsChange: (listener) => {
+        subscribed++;
+        const off = inputs.add(listener);
+        return () => {
+          subscribed--;
+          off();
+        };
+      },
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        passes++;
+        yield { items: [], page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(['10.96.0.0/12'])),
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    await until(() => passes >= 1, 'the first pass');
+    await loop.stop();
+    expect(subscribed).toBe(0);
+    const after = passes;
+    loop.trigger('too late');
+    inputs.emit();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(passes).toBe(after);
+  });
+});
