@@ -12,6 +12,7 @@ export default defineConfig({
       'test/http/protocol.test.ts',
       'test/http/golden.test.ts',
       'test/http/admission-routes.test.ts',
+      'test/http/app-transport.test.ts',
       'test/http/body-budget.test.ts',
       'test/http/body-bytes.test.ts',
       'test/http/body-gauges.test.ts',
