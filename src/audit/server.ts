@@ -35,7 +35,7 @@ export interface ServerAuditDeps {
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly home?: string;
-  /** Lease timing (tests); default 15 s / 5 s. */
+  /** Lease timing (--audit-lease-duration, --audit-lease-retry-period); default 15 s / 5 s. */
   readonly lease?: { readonly durationMs: number; readonly renewEveryMs: number };
 }
 

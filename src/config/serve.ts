@@ -94,6 +94,22 @@ export const SERVE_FLAGS = {
     default: 'gateway-routability-webhook-audit',
     description: "Lease (in the pod's namespace) that picks the one replica that audits.",
   },
+  'audit-lease-duration': {
+    kind: 'duration',
+    default: '15s',
+    min: '3s',
+    max: '5m',
+    description:
+      'How long the audit Lease holds without a renewal; after that another replica may take it (as leaseDurationSeconds).',
+  },
+  'audit-lease-retry-period': {
+    kind: 'duration',
+    default: '5s',
+    min: '1s',
+    max: '100s',
+    description:
+      'How often the audit Lease is renewed or tried for; its holder stops auditing once --audit-lease-duration minus this has passed without a renewal. At most a third of the duration.',
+  },
   'audit-reports': {
     kind: 'string',
     default: 'none',
@@ -131,6 +147,9 @@ export interface ServeConfig extends RuleConfig {
   /** 0: no background audit. */
   readonly auditIntervalMs: number;
   readonly auditLease: string;
+  /** The audit Lease's duration (leaseDurationSeconds, whole seconds) and how often it is renewed or tried for. */
+  readonly auditLeaseDurationMs: number;
+  readonly auditLeaseRetryPeriodMs: number;
   readonly auditReports: AuditReportsMode;
   /** The policy's params ConfigMap serve keeps in step (--policy-params); undefined: none. */
   readonly policyParams: { readonly namespace: string; readonly name: string } | undefined;
@@ -161,6 +180,16 @@ function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: b
   return undefined;
 }
 
+/**
+ * The holder stops auditing at duration − retry period (its renew deadline);
+ * a retry period of at most a third of the duration leaves it two renewals
+ * before that, as the defaults (15 s, 5 s) and client-go's checks do.
+ */
+function leaseTimingError(durationMs: number, retryMs: number): string | undefined {
+  if (retryMs * 3 <= durationMs) return undefined;
+  return `--audit-lease-retry-period (${retryMs / 1000}s) must be at most a third of --audit-lease-duration (${durationMs / 1000}s): the holder stops auditing when duration minus retry period has passed without a renewal, and needs two tries before that`;
+}
+
 /** Validates serve's flag values into its configuration. */
 export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<ServeConfig> {
   const rules = ruleSettingsFrom(f);
@@ -176,6 +205,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
     return { ok: false, error: '--port and --health-port must differ' };
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f['audit-lease']) || f['audit-lease'].length > 253)
     return { ok: false, error: `--audit-lease: "${f['audit-lease']}" is not a Kubernetes object name` };
+  const leaseError = leaseTimingError(f['audit-lease-duration'], f['audit-lease-retry-period']);
+  if (leaseError !== undefined) return { ok: false, error: leaseError };
   const policyParams = policyParamsFrom(f['policy-params']);
   if (!policyParams.ok) return policyParams;
   return {
@@ -198,6 +229,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       dev: f.dev,
       auditIntervalMs: f['audit-interval'],
       auditLease: f['audit-lease'],
+      auditLeaseDurationMs: f['audit-lease-duration'],
+      auditLeaseRetryPeriodMs: f['audit-lease-retry-period'],
       auditReports: f['audit-reports'],
       policyParams: policyParams.value,
     }),

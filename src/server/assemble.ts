@@ -102,6 +102,7 @@ async function startBackground(
   const audit = await startServerAudit({
     intervalMs: config.auditIntervalMs,
     leaseName: config.auditLease,
+    lease: { durationMs: config.auditLeaseDurationMs, renewEveryMs: config.auditLeaseRetryPeriodMs },
     reports: config.auditReports,
     kubeconfig: config.kubeconfig,
     noCluster,

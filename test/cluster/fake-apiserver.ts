@@ -72,6 +72,18 @@ export interface RequestRecord extends RequestInfo {
   readonly contentType?: string | undefined;
   /** performance.now() when it arrived. */
   readonly at: number;
+  /** Date.now() when it arrived: comparable with times the clients write into objects (a Lease's renewTime). */
+  readonly wallAt: number;
+  /** The answer's status once it has been sent; undefined while unanswered (held, hung, cut off). */
+  status?: number;
+  /** performance.now() when the answer had been sent. */
+  doneAt?: number;
+}
+
+/** A Lease write the fake stored (answered 200 or 201): the request, and the spec it stored. */
+export interface LeaseWrite {
+  readonly request: RequestRecord;
+  readonly spec: Readonly<Record<string, unknown>>;
 }
 
 /** One port of the fake, with the kubeconfig that points at it. */
@@ -144,6 +156,8 @@ export class FakeApiServer {
   };
   /** coordination.k8s.io/v1 Leases by `namespace/name`, with resourceVersion conflicts as the API server has them. */
   readonly leases = new Map<string, Obj>();
+  /** Every Lease write stored, in order, with the client that sent it (holders, renewals, releases). */
+  readonly leaseWrites: LeaseWrite[] = [];
 
   /** Faults in force (test/cluster/fault-injection.ts). */
   readonly faults = new Faults();
@@ -520,29 +534,31 @@ export class FakeApiServer {
     const query = Object.fromEntries(url.searchParams);
     const method = req.method ?? 'GET';
     const info = requestInfo(method, url.pathname, query, client);
-    this.requests.push({
+    const record: RequestRecord = {
       method,
       path: url.pathname,
       query,
       contentType: req.headers['content-type'],
       at: performance.now(),
+      wallAt: Date.now(),
       ...info,
+    };
+    this.requests.push(record);
+    res.once('finish', () => {
+      record.status = res.statusCode;
+      record.doneAt = performance.now();
     });
     const fault = this.faults.take(info);
     if (fault) {
-      this.faults.apply(fault, res, info, () => this.serve(req, res, url, query));
+      this.faults.apply(fault, res, info, () => this.serve(req, res, url, record));
       this.notify();
       return;
     }
-    this.serve(req, res, url, query);
+    this.serve(req, res, url, record);
   }
 
-  private serve(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    query: Readonly<Record<string, string>>,
-  ): void {
+  private serve(req: IncomingMessage, res: ServerResponse, url: URL, record: RequestRecord): void {
+    const { query } = record;
     try {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) {
         this.send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
@@ -573,7 +589,13 @@ export class FakeApiServer {
         url.pathname,
       );
       if (lease) {
-        this.handleLease(req, res, decodeURIComponent(lease[1]!), lease[2] && decodeURIComponent(lease[2]));
+        this.handleLease(
+          req,
+          res,
+          record,
+          decodeURIComponent(lease[1]!),
+          lease[2] && decodeURIComponent(lease[2]),
+        );
         return;
       }
       const one = /^\/apis\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname);
@@ -765,6 +787,7 @@ export class FakeApiServer {
   private handleLease(
     req: IncomingMessage,
     res: ServerResponse,
+    record: RequestRecord,
     namespace: string,
     name: string | undefined,
   ): void {
@@ -820,6 +843,7 @@ export class FakeApiServer {
         metadata: { ...body.metadata, namespace, resourceVersion: String(++this.rv) },
       };
       this.leases.set(target, stored);
+      this.leaseWrites.push({ request: record, spec: structuredClone((stored['spec'] ?? {}) as Obj) });
       this.send(res, req.method === 'POST' ? 201 : 200, stored);
     });
   }
