@@ -41,7 +41,7 @@ export interface BackoffOptions {
   readonly watchTimeoutMs: number;
 }
 
-const DEFAULT_BACKOFF: BackoffOptions = {
+export const DEFAULT_BACKOFF: BackoffOptions = {
   initialMs: 500,
   maxMs: 15_000,
   resetAfterMs: 10_000,

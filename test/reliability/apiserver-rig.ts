@@ -10,6 +10,7 @@
  */
 import { Agent } from 'node:https';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
+import { DEFAULT_BACKOFF } from '../../src/kube/watch.js';
 import { post, reviewProblem } from '../../bench/lib/client.js';
 import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../cluster/fake-apiserver.js';
 import { storedGatewayCrd } from '../cluster/gateway-crd.js';
@@ -43,7 +44,9 @@ export class Rig {
   readonly reviews: ReviewRecord[] = [];
   readonly notReady: { at: number; status: number }[] = [];
   private stopping = false;
+  private reviewing = false;
   private loops: Promise<void>[] = [];
+  private probe: Promise<void> | undefined;
   private n = 0;
 
   private constructor(
@@ -118,11 +121,15 @@ export class Rig {
     }
   }
 
-  /** Reviews (two workers, one every ~20 ms each) and a readiness probe every 100 ms, until stop(). */
+  /**
+   * Reviews (two workers, one every ~20 ms each) until stopLoad(), and a
+   * readiness probe every 100 ms from the first startLoad() until close().
+   */
   startLoad(): void {
+    this.reviewing = true;
     const agent = new Agent({ keepAlive: true, maxSockets: 2, ca: this.served.ca, servername: 'localhost' });
     const worker = async () => {
-      while (!this.stopping) {
+      while (this.reviewing && !this.stopping) {
         const uid = `chaos-${this.n++}`;
         // A free address in the service range, new each time (allocation cache misses): each review looks one up.
         const ip = `10.96.${2 + ((this.n >> 8) % 200)}.${this.n % 256}`;
@@ -170,12 +177,35 @@ export class Rig {
         await sleep(100);
       }
     };
-    this.loops = [worker(), worker(), readiness()];
+    this.loops = [worker(), worker()];
+    this.probe ??= readiness();
   }
 
+  /** The reviews stop (the readiness probe goes on). */
   async stopLoad(): Promise<void> {
-    this.stopping = true;
+    this.reviewing = false;
     await Promise.all(this.loops);
+  }
+
+  /**
+   * Waits until the backoff of every client has reset, as a replica's has
+   * after a while of health: the watches reset theirs once their current
+   * list-and-watch has lived 10 s (src/kube/watch.ts), so until 10.5 s after
+   * the last ServiceCIDR and CRD list. (The lookup probe resets on success,
+   * the Lease and the audit keep no backoff.) Returns the milliseconds waited.
+   */
+  async rested(): Promise<number> {
+    const lastList = Math.max(
+      ...['servicecidrs', 'customresourcedefinitions'].map((resource) =>
+        Math.max(
+          0,
+          ...this.fake.requests.filter((r) => r.resource === resource && r.verb === 'list').map((r) => r.at),
+        ),
+      ),
+    );
+    const wait = Math.max(0, lastList + DEFAULT_BACKOFF.resetAfterMs + 500 - performance.now());
+    await sleep(wait);
+    return Math.round(wait);
   }
 
   /** Requests each client sent since `since` (performance.now()). */
@@ -185,7 +215,7 @@ export class Rig {
 
   async close(): Promise<void> {
     this.stopping = true;
-    await Promise.all(this.loops).catch(() => {});
+    await Promise.all([...this.loops, this.probe]).catch(() => {});
     await this.served.stop();
     await this.fake.close();
   }
