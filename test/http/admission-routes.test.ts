@@ -128,6 +128,16 @@ describe('admission routes', () => {
     await a.webhook.close();
   });
 
+  it('answers at once when the rules need no lookups (the prefetch decides synchronously)', async () => {
+    let decided = 0;
+    const a = app({
+      decide: <T>(ctx: never, run: (c: never) => T) => (decided++, run(ctx)),
+    } as unknown as RuleInputs['prefetch']);
+    const res = await a.post('/validate');
+    expect([res.statusCode, JSON.parse(res.body).response.allowed, decided]).toEqual([200, true, 1]);
+    await a.webhook.close();
+  });
+
   it('answers 500 when the lookups of a review fail, counted for its webhook', async () => {
     const p = pendingPrefetch();
     const a = app(p.prefetch);

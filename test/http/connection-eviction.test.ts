@@ -63,3 +63,17 @@ describe('evictionFor', () => {
     expect(evictionFor([idle, handshake], NOW)).toEqual({ reason: 'evicted-handshake', victim: handshake });
   });
 });
+
+describe('evictionFor at its boundaries', () => {
+  it('a handshake of exactly 2 s is not stalled: a connection idle over 10 s goes before it', () => {
+    const handshake = conn('handshaking', NOW - 2_000);
+    const idle = conn('established', NOW - 10_001);
+    expect(evictionFor([handshake, idle], NOW)).toEqual({ reason: 'evicted-idle', victim: idle });
+  });
+
+  it('of two connections idle since the same moment, the one accepted first goes', () => {
+    const first = conn('established', NOW - 3_000);
+    const second = conn('established', NOW - 3_000);
+    expect(evictionFor([first, second], NOW)).toEqual({ reason: 'evicted-idle', victim: first });
+  });
+});

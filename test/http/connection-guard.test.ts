@@ -74,11 +74,15 @@ async function guarded(options: Options = {}) {
   const registry = new Registry();
   const metrics = createLimitMetrics(registry);
   const warnings: [string, Record<string, unknown>, string][] = [];
-  const clock = { t: 1_000_000 };
+  const clock = { t: 1_000_000, reads: 0 };
   const guard = guardConnections(
     server,
     { maxConnections: options.max ?? 10, handshakeTimeoutMs: options.deadlineMs ?? 60_000 },
-    { metrics, warn: (key, fields, message) => warnings.push([key, fields, message]), now: () => clock.t },
+    {
+      metrics,
+      warn: (key, fields, message) => warnings.push([key, fields, message]),
+      now: () => (clock.reads++, clock.t),
+    },
   );
   const established: TLSSocket[] = [];
   server.on('secureConnection', (s: TLSSocket) => established.push(s));
@@ -406,6 +410,20 @@ describe('drain at shutdown', () => {
     s.clock.t += DRAIN_IDLE_MS;
     await until(() => busy.closed && recent.closed, 'the rest to be closed');
     expect(handshaking.closed).toBe(false);
+  });
+
+  it('drains with one timer, however often asked, and stops looking once the listener has closed', async () => {
+    const s = await guarded();
+    const idle = await s.secure();
+    await get(idle);
+    s.clock.t += DRAIN_IDLE_MS;
+    // Node's server.close() asks once; a second request must not start a second drain.
+    (s.server as unknown as { closeIdleConnections(): void }).closeIdleConnections();
+    s.server.close();
+    await once(s.server, 'close');
+    const reads = s.clock.reads;
+    await new Promise((r) => setTimeout(r, 350));
+    expect(s.clock.reads).toBe(reads);
   });
 
   it('destroys an ended connection DRAIN_IDLE_MS later when its client does not close its side', async () => {

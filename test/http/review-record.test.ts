@@ -229,4 +229,21 @@ describe('what is counted', () => {
     ]);
     expect(lines).toEqual([]);
   });
+
+  it('binds the counter cell of a label set once and reuses it', () => {
+    const metrics = createServerMetrics(new Registry());
+    const bound: string[] = [];
+    const recorders = createReviewRecorders({ warn: () => {} } as unknown as Logger, {
+      ...metrics,
+      requests: (labels) => {
+        bound.push(Object.values(labels).join(' '));
+        return metrics.requests(labels);
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      recorders('validate').failed(503);
+      recorders('validate').undecodable('u', 'bad');
+    }
+    expect(bound).toEqual(['validate unknown error 503', 'validate unknown error 400']);
+  });
 });
