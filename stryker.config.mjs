@@ -19,7 +19,7 @@ import { readdirSync } from 'node:fs';
 const BREAK = {
   'src/rules': 85, // 89.97 (issue 28)
   'src/admission': 85, // 90.5
-  'src/http': 45, // 50.5 for its seven weakest files (issue 28); the folder as a whole not rerun
+  'src/http': 90, // 95.82 for its seven newest files (issue 28, 2026-12-02); the folder as a whole not rerun
   'src/audit': 60, // 63.6 for loop.ts (issue 28); the other files not measured
   'src/cluster': 0, // not measured yet
 };
