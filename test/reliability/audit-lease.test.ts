@@ -10,12 +10,14 @@
  *    than its last renewal + the renew deadline (+ 0.5 s for a loaded
  *    machine), the other replica's take-over arrives after the lease expired,
  *    and the two replicas' audit requests never overlap in time.
+ *    The same again with the Lease requests refused (each connection reset as
+ *    it arrives) on the replica that leads then.
  * 2. SIGTERM to the leader: the fake stores the release (holderIdentity "",
  *    leaseDurationSeconds 1) before the process exits, and the other replica
  *    takes over before the lease could have expired.
  *
- * The second test goes on from the first one's state (the replica that took
- * over leads): starting two servers costs more than either test.
+ * Each test goes on from the one before (the replica that took over leads):
+ * starting two servers costs more than any of the tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
@@ -27,6 +29,7 @@ import {
   type RequestRecord,
 } from '../cluster/fake-apiserver.js';
 import { FakeReports } from '../cluster/fake-reports.js';
+import type { FaultAction } from '../cluster/fault-injection.js';
 import { startServeAgainstApi, type ServingAgainstApi } from '../support/server-process.js';
 
 const LEASE_MS = 3_000;
@@ -117,56 +120,88 @@ afterAll(async () => {
   process.stderr.write(`audit lease: ${JSON.stringify(figures)}\n`);
 });
 
+/** When the current holder's run of Lease writes began (performance.now()): its tenure. */
+function tenureStart(leader: string): number {
+  let start = 0;
+  let previous: unknown;
+  for (const w of fake.leaseWrites) {
+    const h = w.spec['holderIdentity'];
+    if (h === leader && previous !== leader) start = w.request.at;
+    previous = h;
+  }
+  return start;
+}
+
+let extraPresent = true;
+
+/**
+ * Cuts the leader's Lease requests off with `action` while everything else it
+ * sends is served, changes the findings every 2.2 s (each change is a pass
+ * 2 s later on whoever thinks it leads: an old leader still auditing would
+ * write after its deadline) until the other replica has taken over and
+ * removed the stale report; then judges the request log.
+ */
+async function cutOffTheLeader(action: FaultAction): Promise<void> {
+  if (!extraPresent) fake.put('servicecidrs', EXTRA);
+  extraPresent = true;
+  // The leader's pass found apps/external inside the extra range and wrote the namespace's report.
+  await until(() => reports.get('apps', REPORT_NAME) !== undefined, 'the report', 30_000);
+  const leader = holder()!;
+  const follower = REPLICAS.find((r) => r !== leader)!;
+  expect(REPLICAS).toContain(leader);
+  const since = tenureStart(leader);
+  const cut = fake.faults.add({ client: leader, resource: 'leases' }, action);
+  try {
+    fake.remove('servicecidrs', 'extra');
+    await sleep(2_200);
+    fake.put('servicecidrs', EXTRA);
+    await sleep(2_200);
+    fake.remove('servicecidrs', 'extra');
+    extraPresent = false;
+    // The new leader's pass removes the report the old one wrote (extra gone: no findings).
+    await until(() => holder() === follower, 'the take-over');
+    await until(() => reports.get('apps', REPORT_NAME) === undefined, 'the new leader deleting the report');
+  } finally {
+    cut.clear();
+  }
+
+  const lastRenew = renewTime(leaseWrites(leader, leader).at(-1)!);
+  const takeover = leaseWrites(follower, follower).find((w) => w.request.at > since)!;
+  const old = auditRequests(leader).filter((r) => r.at >= since);
+  const now = auditRequests(follower).filter((r) => r.at >= since);
+  const writes = (rs: RequestRecord[]) =>
+    rs.filter((r) => r.resource === 'policyreports' && r.verb === 'write');
+  const measured = {
+    oldLeaderLastRequestAfterRenewMs: Math.max(...old.map((r) => r.wallAt)) - lastRenew,
+    takeoverAfterRenewMs: takeover.request.wallAt - lastRenew,
+    gapBetweenLeadersMs: Math.round(
+      Math.min(...now.map((r) => r.at)) - Math.max(...old.map((r) => r.doneAt ?? r.at)),
+    ),
+    oldLeaderAuditRequests: old.length,
+    newLeaderAuditRequests: now.length,
+    leaseRequestsCut: cut.hits(),
+  };
+  figures[action.kind] = measured;
+  const all = JSON.stringify(measured);
+  // Both did audit and write.
+  expect(writes(old).length, all).toBeGreaterThan(0);
+  expect(writes(now).length, all).toBeGreaterThan(0);
+  // The old leader: nothing after its renew deadline.
+  for (const r of old) expect(r.wallAt - lastRenew, all).toBeLessThanOrEqual(RENEW_DEADLINE_MS + SLACK_MS);
+  // The follower: only once the lease had expired.
+  expect(takeover.request.wallAt, all).toBeGreaterThan(lastRenew + LEASE_MS);
+  // Never both: every request of the old leader was answered before the new one's first.
+  const oldEnd = Math.max(...old.map((r) => r.doneAt ?? Infinity));
+  expect(oldEnd, all).toBeLessThan(Math.min(...now.map((r) => r.at)));
+}
+
 describe('the audit Lease between two serve replicas', () => {
   it('a leader whose Lease requests hang stops auditing and writing reports by its renew deadline; the other takes over only once the lease expired; their audit requests never overlap', async () => {
-    // The leader's first pass found apps/external inside the extra range and wrote the namespace's report.
-    await until(() => reports.get('apps', REPORT_NAME) !== undefined, 'the first report', 30_000);
-    const leader = holder()!;
-    const follower = REPLICAS.find((r) => r !== leader)!;
-    expect(REPLICAS).toContain(leader);
-    const cut = fake.faults.add({ client: leader, resource: 'leases' }, { kind: 'hang' });
-    try {
-      // The findings change every 2.2 s (each change is a pass 2 s later on whoever thinks it leads):
-      // an old leader still auditing would write after its deadline.
-      fake.remove('servicecidrs', 'extra');
-      await sleep(2_200);
-      fake.put('servicecidrs', EXTRA);
-      await sleep(2_200);
-      fake.remove('servicecidrs', 'extra');
-      // The new leader's pass removes the report the old one wrote (extra gone: no findings).
-      await until(() => holder() === follower, 'the take-over');
-      await until(() => reports.get('apps', REPORT_NAME) === undefined, 'the new leader deleting the report');
-    } finally {
-      cut.clear();
-    }
+    await cutOffTheLeader({ kind: 'hang' });
+  }, 60_000);
 
-    const lastRenew = renewTime(leaseWrites(leader, leader).at(-1)!);
-    const takeover = leaseWrites(follower, follower)[0]!;
-    const old = auditRequests(leader);
-    const now = auditRequests(follower);
-    const writes = (rs: RequestRecord[]) =>
-      rs.filter((r) => r.resource === 'policyreports' && r.verb === 'write');
-    figures['partition'] = {
-      oldLeaderLastRequestAfterRenewMs: Math.max(...old.map((r) => r.wallAt)) - lastRenew,
-      takeoverAfterRenewMs: takeover.request.wallAt - lastRenew,
-      gapBetweenLeadersMs: Math.round(
-        Math.min(...now.map((r) => r.at)) - Math.max(...old.map((r) => r.doneAt ?? r.at)),
-      ),
-      oldLeaderAuditRequests: old.length,
-      newLeaderAuditRequests: now.length,
-      leaseRequestsHung: cut.hits(),
-    };
-    const all = JSON.stringify(figures['partition']);
-    // Both did audit and write.
-    expect(writes(old).length, all).toBeGreaterThan(0);
-    expect(writes(now).length, all).toBeGreaterThan(0);
-    // The old leader: nothing after its renew deadline.
-    for (const r of old) expect(r.wallAt - lastRenew, all).toBeLessThanOrEqual(RENEW_DEADLINE_MS + SLACK_MS);
-    // The follower: only once the lease had expired.
-    expect(takeover.request.wallAt, all).toBeGreaterThan(lastRenew + LEASE_MS);
-    // Never both: every request of the old leader was answered before the new one's first.
-    const oldEnd = Math.max(...old.map((r) => r.doneAt ?? Infinity));
-    expect(oldEnd, all).toBeLessThan(Math.min(...now.map((r) => r.at)));
+  it('the same when its Lease requests are refused (each connection reset as it arrives)', async () => {
+    await cutOffTheLeader({ kind: 'reset' });
   }, 60_000);
 
   it('SIGTERM: the leader releases the Lease before it exits, and the other replica takes over at once, not at expiry', async () => {
