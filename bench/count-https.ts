@@ -14,7 +14,8 @@
  * build's dist/cli/main.js), --payloads a,b, --reviews N (300), --warmup N
  * (150 of each payload), --jobs N (servers measured at once, 2), --log-level L
  * (the webhook's, info), --node-args "…" (every server's Node flags, default
- * --single-threaded). Writes bench/results/count-https.json.
+ * --single-threaded), --start-minutes N (how long a server may take to listen
+ * under valgrind, 45). Writes bench/results/count-https.json.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     jobs: { type: 'string', default: '2' },
     'log-level': { type: 'string', default: 'info' },
     'node-args': { type: 'string', default: '--single-threaded' },
+    'start-minutes': { type: 'string', default: '45' },
   },
 });
 /**
@@ -57,8 +59,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const VARIANTS = new Map(
   (flags.variant ?? []).map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)] as const),
 );
-/** Valgrind under a loaded machine starts node in a minute or more. */
-const START_MS = 600_000;
+/**
+ * How long a server may take to listen, and the first reviews to be answered
+ * (JIT compilation), under valgrind. The webhook loads far more modules than the
+ * baselines: at a load average of 13-16 on 2 cores it took 11 minutes to log
+ * `listening` under callgrind, so the earlier 10-minute bound stopped it before
+ * it listened (the third round's "did not start").
+ */
+const START_MS = Number(flags['start-minutes']) * 60_000;
 
 function spawnServer(name: string, dir: string, certs: { cert: string; key: string }): Promise<Child> {
   const out = join(dir, `${name}.out`);
@@ -100,7 +108,7 @@ async function measure(
       if (reply.status !== 200) throw new Error(`${name} ${p.name}: HTTP ${reply.status}`);
     };
     const dump = async () => {
-      await run('callgrind_control', ['--dump', String(child.pid)], { timeout: 120_000 });
+      await run('callgrind_control', ['--dump', String(child.pid)], { timeout: 600_000 });
     };
     for (let i = 0; i < Number(flags.warmup); i++) for (const p of payloads) await send(p);
     await dump();
@@ -110,7 +118,7 @@ async function measure(
     }
   } finally {
     agent.destroy();
-    await child.stop(120_000);
+    await child.stop(600_000);
   }
   // Dump 1 is start-up and warm-up; dump k + 1 is the k-th payload's reviews.
   const out = join(dir, `${name}.out`);
