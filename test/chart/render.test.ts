@@ -120,6 +120,8 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
         '--audit-interval=5m',
         `--audit-lease=${FULLNAME}-audit`,
         '--audit-reports=none',
+        '--audit-lease-duration=15s',
+        '--audit-lease-retry-period=5s',
         '--max-connections=1000',
         '--max-inflight-body-bytes=8388608',
       ]);
