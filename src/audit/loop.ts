@@ -56,8 +56,14 @@ class FindingsChanges {
     this.previous = new Map();
   }
 
+  /** Whether the pass must say that it saw this Gateway: only one flagged before can be "cleared". */
+  flaggedBefore(key: string): boolean {
+    return this.previous.has(key);
+  }
+
   log(result: AuditResult): void {
     const now = new Map(result.flagged.map((g) => [`${g.namespace}/${g.name}`, fingerprint(g)]));
+    // The pass lists only the Gateways flagged by the previous one (flaggedBefore), not every one.
     const present = new Set(result.audited);
     for (const g of result.flagged) {
       const key = `${g.namespace}/${g.name}`;
@@ -114,6 +120,7 @@ async function judgedPass(
   try {
     const result = await auditPass(whileLeading(deps.listPages(), deps.leading), judge, {
       yieldEvery: YIELD_EVERY,
+      audited: (key) => changes.flaggedBefore(key),
     });
     const finished = Date.now();
     recordAudit(deps.metrics, result, (finished - started) / 1000, finished);

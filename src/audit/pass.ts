@@ -38,7 +38,10 @@ export interface AuditResult {
   readonly warnings: number;
   /** Findings per code, scope and severity, sorted by code. */
   readonly byCode: readonly CodeCount[];
-  /** Every Gateway judged, `namespace/name`, for reports that list passes too (JUnit). */
+  /**
+   * The Gateways judged, `namespace/name`, that `PassOptions.audited` asked for (default every one):
+   * for reports that list passes too (JUnit). 100,000 of them are ~7 MiB, kept only when needed.
+   */
   readonly audited: readonly string[];
 }
 
@@ -50,6 +53,8 @@ export interface PassOptions {
   readonly yieldEvery?: number;
   /** How to yield; default setImmediate. */
   readonly pause?: () => Promise<void>;
+  /** Which judged Gateways (`namespace/name`) the result's `audited` lists; default every one. */
+  readonly audited?: (key: string) => boolean;
 }
 
 interface Identity {
@@ -60,8 +65,10 @@ interface Identity {
 
 /** Who the Gateway is, as the engine reads it; a missing namespace or name reads as empty. */
 function identity(object: unknown): Identity {
-  const { namespace, name, uid } = gatewayIdentity(object);
-  return { namespace: namespace ?? '', name: name ?? '', ...(uid ? { uid } : {}) };
+  const { namespace = '', name = '', uid } = gatewayIdentity(object);
+  // No spread (`...(uid ? { uid } : {})`): objects built by spreading outlive young collections in V8
+  // (src/rules/gateway.ts, readGateway).
+  return uid ? { namespace, name, uid } : { namespace, name };
 }
 
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -76,12 +83,19 @@ class Tally {
   readonly audited: string[] = [];
   readonly counts = new Map<string, CodeCount>();
 
+  constructor(private readonly keep: ((key: string) => boolean) | undefined) {}
+
   add(id: Identity, findings: readonly AuditFinding[]): void {
     this.gateways++;
     this.namespaces.add(id.namespace);
-    this.audited.push(`${id.namespace}/${id.name}`);
+    const key = `${id.namespace}/${id.name}`;
+    if (!this.keep || this.keep(key)) this.audited.push(key);
     if (findings.length === 0) return;
-    this.flagged.push({ ...id, findings });
+    this.flagged.push(
+      id.uid
+        ? { namespace: id.namespace, name: id.name, uid: id.uid, findings }
+        : { namespace: id.namespace, name: id.name, findings },
+    );
     for (const f of findings) {
       if (f.severity === 'violation') this.violations++;
       else this.warnings++;
@@ -123,11 +137,12 @@ export async function auditPass(
 ): Promise<AuditResult> {
   const yieldEvery = Math.max(1, options.yieldEvery ?? 50);
   const pause = options.pause ?? immediate;
-  let tally = new Tally();
+  let tally = new Tally(options.audited);
   let sinceYield = 0;
   for await (const page of pages) {
-    if (page.restarted) tally = new Tally();
+    if (page.restarted) tally = new Tally(options.audited);
     tally.pages++;
+    // One object at a time: a page from the API server decodes each Gateway as it is read.
     for (const object of page.items) {
       tally.add(identity(object), await judge(object));
       if (++sinceYield >= yieldEvery) {

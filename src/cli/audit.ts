@@ -45,6 +45,8 @@ export const command = defineCommand({
       result = await auditPass(
         gatewayPages(fetch),
         judgeWithContext(resolved.ctx, resolved.allocations?.prefetch),
+        // Only the JUnit report lists the Gateways that passed.
+        { audited: () => options.output === 'junit' },
       );
     } catch (err) {
       return fail(`${(err as Error).message} at ${loaded.server}`);

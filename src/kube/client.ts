@@ -35,6 +35,8 @@ export interface KubeRequest {
   readonly signal?: AbortSignal;
   /** Names the request in errors (default `METHOD path`). */
   readonly what?: string;
+  /** Decodes a 2xx answer's text for `json` (default JSON.parse); a throw makes the answer "not JSON". */
+  readonly parse?: (text: string) => unknown;
 }
 
 /** A streamed request (a watch): answered once its headers arrive, the body read by the caller. */
@@ -211,7 +213,7 @@ class Client implements KubeClient {
             retryAfter: answer.retryAfter,
           });
         try {
-          return JSON.parse(answer.text) as unknown;
+          return request.parse ? request.parse(answer.text) : (JSON.parse(answer.text) as unknown);
         } catch {
           throw new BadAnswerError('not-json', `${what}: the answer is not JSON`);
         }
