@@ -15,8 +15,12 @@
  *    not absolute times, because the machine is shared — plus serve's peak
  *    RSS with the audit off and on.
  *
- * AUDIT_SIZES (default 1000,10000), AUDIT_REVIEWS (default 2000: reviews per
- * "off" round, and the least per "on" round).
+ * AUDIT_SIZES (default 1000,10000; 100000 runs too), AUDIT_REVIEWS (default
+ * 2000: reviews per "off" round, and the least per "on" round), AUDIT_ROUNDS
+ * (default 2: off/on pairs; the p99 ratio of each pair and their median are
+ * printed, the machine being shared), AUDIT_HEAP=pod (run `audit` and `serve`
+ * with the V8 heap Node gives itself in the chart's 256 MiB pod, as
+ * bench/lib/attacks.ts does; default: this machine's own).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -34,9 +38,12 @@ import {
   type Child,
 } from './lib/servers.js';
 import { gateway } from '../test/cluster/fake-apiserver.js';
+import { POD_NODE_ARGS } from './lib/attacks.js';
 
 const SIZES = (process.env['AUDIT_SIZES'] ?? '1000,10000').split(',').map(Number);
 const REVIEWS = Number(process.env['AUDIT_REVIEWS'] ?? '2000');
+const ROUNDS = Number(process.env['AUDIT_ROUNDS'] ?? '2');
+const NODE_ARGS: readonly string[] = process.env['AUDIT_HEAP'] === 'pod' ? POD_NODE_ARGS : [];
 /** An "on" round gives up waiting for passes after this long. */
 const ON_ROUND_MAX_MS = 180_000;
 
@@ -74,7 +81,10 @@ function peakRss(
 ): Promise<{ ms: number; mib: number; out: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let hwm = 0;
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -151,6 +161,7 @@ interface Round {
 async function round(mode: 'off' | 'on', fake: FakeProcess, certs: CertFiles, dir: string): Promise<Round> {
   const server = await spawnWebhook({
     certs,
+    nodeArgs: NODE_ARGS,
     logFile: join(dir, `serve-${mode}.log`),
     serviceCidrs: '',
     extraArgs: [
@@ -225,14 +236,31 @@ async function main(): Promise<void> {
       const on: number[] = [];
       const passMs: number[] = [];
       const hwm = { off: 0, on: 0 };
+      const ratios: number[] = [];
       let passes = 0;
-      for (const mode of ['off', 'on', 'off', 'on'] as const) {
-        const r = await round(mode, fake, certs, dir.path);
-        (mode === 'on' ? on : off).push(...r.latencies);
-        hwm[mode] = Math.max(hwm[mode], r.serveHwmMiB);
-        passes += r.passes;
-        passMs.push(...r.passMs);
+      for (let pair = 0; pair < ROUNDS; pair++) {
+        const p99 = { off: NaN, on: NaN };
+        for (const mode of ['off', 'on'] as const) {
+          const r = await round(mode, fake, certs, dir.path);
+          (mode === 'on' ? on : off).push(...r.latencies);
+          hwm[mode] = Math.max(hwm[mode], r.serveHwmMiB);
+          passes += r.passes;
+          passMs.push(...r.passMs);
+          p99[mode] = quantile(
+            [...r.latencies].sort((a, b) => a - b),
+            0.99,
+          );
+          console.log(
+            `n=${n} round ${pair + 1} ${mode}: p99 ${f2(p99[mode])} ms, ${r.latencies.length} reviews, ` +
+              `serve peak RSS ${r.serveHwmMiB.toFixed(1)} MiB, passes ${r.passMs.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s; load ${load()}`,
+          );
+        }
+        ratios.push(p99.on / p99.off);
       }
+      const sortedRatios = [...ratios].sort((a, b) => a - b);
+      console.log(
+        `n=${n} p99 during/off per round: ${ratios.map(f2).join(', ')}; median ${f2(quantile(sortedRatios, 0.5))}`,
+      );
       off.sort((a, b) => a - b);
       on.sort((a, b) => a - b);
       const row =

@@ -39,6 +39,10 @@ export type FetchGatewayPage = (
 
 const WHAT = 'list Gateways';
 
+function listingError(err: unknown): Error {
+  return new Error(`listing Gateways (${GATEWAY_API_GROUP}/${GATEWAY_VERSION}): ${describeKubeError(err)}`);
+}
+
 /**
  * A page's items as their JSON texts, each decoded when read and held by no
  * one here afterwards: judging a page holds one Gateway's objects at a time.
@@ -56,7 +60,8 @@ class DecodedOneByOne implements Iterable<unknown> {
       try {
         object = JSON.parse(text);
       } catch {
-        throw new BadAnswerError('not-json', `${WHAT}: the answer is not JSON`);
+        // As the same answer decoded whole fails: client.json's error, as gatewayPages words it.
+        throw listingError(new BadAnswerError('not-json', `${WHAT}: the answer is not JSON`));
       }
       yield object;
     }
@@ -109,9 +114,7 @@ export async function* gatewayPages(fetchPage: FetchGatewayPage): AsyncGenerator
         page = 0;
         continue;
       }
-      throw new Error(
-        `listing Gateways (${GATEWAY_API_GROUP}/${GATEWAY_VERSION}): ${describeKubeError(err)}`,
-      );
+      throw listingError(err);
     }
     page++;
     yield { items: result.items, page, restarted: announceRestart };

@@ -87,6 +87,17 @@ describe('routability-webhook audit', () => {
     );
   });
 
+  it('--output junit lists the Gateways that passed too, a suite per namespace', async () => {
+    const r = await runCli(command.main, ['-o', 'junit'], { env: env() });
+    expect(r.code).toBe(1);
+    const cases = [...r.stdout.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"/g)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    expect(cases).toHaveLength(5);
+    expect(cases.join('\n')).toContain('apps/inside');
+    expect(cases.join('\n')).toContain('edge/plain');
+  });
+
   it('a cluster that refuses the list is exit 2 with the API and server named', async () => {
     fake.failLists('gateways', 1, 403);
     const r = await runCli(command.main, [], { env: env() });

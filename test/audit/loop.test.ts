@@ -89,6 +89,40 @@ describe('startAuditLoop', () => {
     expect(listed).toBe(3);
   });
 
+  it('lists only the Gateways the previous pass flagged; one that is gone is not logged as cleared', async () => {
+    const bad = (name: string) =>
+      gateway('apps', name, { spec: [{ type: 'IPAddress', value: '10.200.0.5', routability: 'Cluster' }] });
+    let stored = [bad('stays'), bad('goes'), gateway('apps', 'clean', {})];
+    let cidrs = ['10.96.0.0/16'];
+    const inputs = changeListeners();
+    const { logger, lines } = capturingLogger();
+    loop = startAuditLoop({
+      intervalMs: 3_600_000,
+      debounceMs: 5,
+      onInputsChange: inputs.add,
+      listPages: async function* (): AsyncGenerator<GatewayPage> {
+        yield { items: stored, page: 1, restarted: false };
+      },
+      judge: () => judgeWithContext(context(cidrs)),
+      metrics: auditMetrics(new Registry()),
+      logger,
+    });
+    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    // Nothing was flagged before the first pass: no Gateway needs listing.
+    expect(loop.lastResult()!.audited).toEqual([]);
+    expect(loop.lastResult()!.gateways).toBe(3);
+
+    // Both flagged ones clear: one still stored, one deleted.
+    const first = loop.lastResult();
+    cidrs = ['10.0.0.0/8'];
+    stored = [gateway('apps', 'stays', {}), gateway('apps', 'clean', {})];
+    inputs.emit();
+    await until(() => loop!.lastResult() !== first, 'the second pass');
+    expect(loop.lastResult()!.audited).toEqual(['apps/stays']);
+    const cleared = lines.filter((l) => l.msg === 'audit: findings cleared').map((l) => l['gateway']);
+    expect(cleared).toEqual(['apps/stays']);
+  });
+
   it('skips while the rule inputs are unknown, and counts failed passes without dropping the last results', async () => {
     const registry = new Registry();
     const { logger, lines } = capturingLogger();

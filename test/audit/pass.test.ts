@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import { kubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/audit/gateway-pages.js';
@@ -96,6 +98,24 @@ describe('auditPass', () => {
     expect(result.violations).toBe(2);
   });
 
+  it('lists only the judged Gateways `audited` asks for (every one by default)', async () => {
+    const { fetch } = pagesOf([
+      [gateway('a', 'ok', { spec: [inside] }), gateway('a', 'bad', { spec: [outside] })],
+      [gateway('b', 'other', {})],
+    ]);
+    const asked: string[] = [];
+    const result = await auditPass(gatewayPages(fetch), judge, {
+      audited: (key) => {
+        asked.push(key);
+        return key !== 'a/bad';
+      },
+    });
+    expect(asked).toEqual(['a/ok', 'a/bad', 'b/other']);
+    expect(result.audited).toEqual(['a/ok', 'b/other']);
+    expect(result.gateways).toBe(3);
+    expect(result.flagged.map((g) => g.name)).toEqual(['bad']);
+  });
+
   it('yields to the event loop while judging', async () => {
     let pauses = 0;
     const items = Array.from({ length: 120 }, (_, i) => gateway('n', `g${i}`, {}));
@@ -135,9 +155,77 @@ describe('gatewayPageFetcher against the fake API server', () => {
       expect(lists[0]!.query['continue']).toBeUndefined();
       expect(lists[1]!.query['continue']).toBeTruthy();
       expect(await names('odd')).toHaveLength(12);
+
       expect(fake.requests.at(-1)!.path).toBe('/apis/gateway.networking.k8s.io/v1/namespaces/odd/gateways');
+      // A page is decoded one Gateway at a time: when the k-th is judged, no later one exists yet.
+      let decoded = 0;
+      const parse = JSON.parse;
+      const spy = vi
+        .spyOn(JSON, 'parse')
+        .mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+          const value = parse(text, reviver) as { metadata?: { name?: unknown }; items?: unknown };
+          if (Array.isArray(value?.items)) decoded += value.items.length;
+          else if (typeof value?.metadata?.name === 'string') decoded++;
+          return value;
+        });
+      const ahead: number[] = [];
+      let judged = 0;
+      try {
+        const fetch = gatewayPageFetcher(kubeClient(kc), { pageSize: 10, timeoutMs: 5000 });
+        await auditPass(gatewayPages(fetch), () => {
+          judged++;
+          ahead.push(decoded - judged);
+          return [];
+        });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(judged).toBe(25);
+      expect(Math.max(...ahead)).toBe(0);
     } finally {
       await fake.close();
+    }
+  });
+});
+
+describe('gatewayPageFetcher on a list with an item that is not JSON', () => {
+  it('fails the pass with the words of an answer that is not JSON at all', async () => {
+    let body = '';
+    const server = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(body);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: 'c',
+            server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+            skipTLSVerify: true,
+          },
+        ],
+        users: [{ name: 'u' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const fetch = gatewayPageFetcher(kubeClient(kc), { pageSize: 10, timeoutMs: 5000 });
+      const failure = (): Promise<string> =>
+        auditPass(gatewayPages(fetch), () => []).then(
+          () => 'passed',
+          (err: Error) => err.message,
+        );
+      body = '{"kind":"GatewayList","metadata":{},"items":[{"metadata":{"name":"a"}},{bad}]}';
+      const item = await failure();
+      body = '{"kind":"GatewayList","metadata":{},"items":[{"metadata":{"name":"a"}},';
+      const whole = await failure();
+      expect(whole).toBe(
+        'listing Gateways (gateway.networking.k8s.io/v1): list Gateways: the answer is not JSON',
+      );
+      expect(item).toBe(whole);
+    } finally {
+      await new Promise((done) => server.close(done));
     }
   });
 });
