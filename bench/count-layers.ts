@@ -30,20 +30,15 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import type PinoModule from 'pino';
-import type * as PromClient from 'prom-client';
 import type * as DecodeModule from '../src/admission/decode.js';
 import type * as EncodeModule from '../src/admission/encode.js';
-import type * as StaticModule from '../src/cluster/static-source.js';
 import type * as DepthModule from '../src/http/json-depth.js';
-import type * as MetricsModule from '../src/http/metrics.js';
 import type * as RecordModule from '../src/http/review-record.js';
-import type * as InputsModule from '../src/inputs/rule-inputs.js';
-import type * as NetworksModule from '../src/rules/networks.js';
 import type * as WebhooksModule from '../src/webhooks/gateway.js';
-import { repoRoot, SERVICE_CIDRS, tempDir, writeBenchResult } from './lib/servers.js';
+import { repoRoot, tempDir, writeBenchResult } from './lib/servers.js';
+import { webhookParts } from './lib/webhook-app.js';
 import { benchPayloads } from './payloads.js';
 
 const { values: flags } = parseArgs({
@@ -80,40 +75,15 @@ function selectedPayloads() {
 export async function layersOf(
   root: string,
 ): Promise<(body: string, path: string) => Record<Layer, () => void>> {
-  const load = async <T>(relative: string) =>
-    (await import(pathToFileURL(join(root, 'dist', relative)).href)) as T;
+  const { load, logger, inputs, metrics } = await webhookParts(root, flags['log-level']!);
   const { nestsDeeperThan, MAX_JSON_DEPTH } = await load<typeof DepthModule>('http/json-depth.js');
   const { createReviewDecoder } = await load<typeof DecodeModule>('admission/decode.js');
   const { encodeReview } = await load<typeof EncodeModule>('admission/encode.js');
   const { WEBHOOKS } = await load<typeof WebhooksModule>('webhooks/gateway.js');
   const { createReviewRecorders } = await load<typeof RecordModule>('http/review-record.js');
-  const { createServerMetrics } = await load<typeof MetricsModule>('http/metrics.js');
-  const { staticSources } = await load<typeof StaticModule>('cluster/static-source.js');
-  const { ServiceRanges } = await load<typeof NetworksModule>('rules/networks.js');
-  const { ruleInputs } = await load<typeof InputsModule>('inputs/rule-inputs.js');
-  const pino = (await import(pathToFileURL(join(root, 'node_modules', 'pino', 'pino.js')).href)) as {
-    default: typeof PinoModule;
-  };
-  const { Registry } = (await import(
-    pathToFileURL(join(root, 'node_modules', 'prom-client', 'index.js')).href
-  )) as typeof PromClient;
-  const parsed = ServiceRanges.parse(SERVICE_CIDRS.split(','));
-  if (!parsed.ok) throw new Error(parsed.error);
-  const logger = pino.default(
-    { level: flags['log-level'], base: { app: 'routability-webhook' } },
-    pino.default.destination({ dest: '/dev/null', sync: true }),
-  );
-  const settings = {
-    serviceCidrs: SERVICE_CIDRS.split(','),
-    clusterDomain: 'cluster.local',
-    allowedRoutability: undefined,
-    specPolicy: 'enforce',
-    statusPolicy: 'warn',
-    gepRevision: 'provisional',
-  } as const;
-  const now = ruleInputs({ settings, sources: staticSources(parsed.ranges, 'flags') }).current();
+  const now = inputs.current();
   if (!now) throw new Error('no rule context');
-  const recorders = createReviewRecorders(logger, createServerMetrics(new Registry()));
+  const recorders = createReviewRecorders(logger, metrics);
   const decode = createReviewDecoder();
   return (body, path) => {
     const name = path === '/validate' ? 'validate' : 'mutate';

@@ -13,6 +13,7 @@ import type * as Networks from '../../src/rules/networks.js';
 import type * as Gateway from '../../src/webhooks/gateway.js';
 import type { BenchPayload } from '../payloads.js';
 import { repoRoot, SERVICE_CIDRS } from './servers.js';
+import { CONFIG } from './webhook-app.js';
 
 export interface EngineFigure {
   readonly payload: string;
@@ -85,14 +86,7 @@ export async function measureEngine(
   const networks = await load<typeof Networks>('rules/networks.js');
   const parsed = networks.ServiceRanges.parse(SERVICE_CIDRS.split(','));
   if (!parsed.ok) throw new Error(parsed.error);
-  const settings: Config.RuleSettings = {
-    serviceCidrs: SERVICE_CIDRS.split(','),
-    clusterDomain: 'cluster.local',
-    allowedRoutability: undefined,
-    specPolicy: 'enforce',
-    statusPolicy: 'warn',
-    gepRevision: 'provisional',
-  };
+  const settings: Config.RuleSettings = CONFIG;
   const ctx = config.ruleContext(settings, parsed.ranges);
   const decode = decodeMod.createReviewDecoder();
 

@@ -17,11 +17,31 @@ import type * as NetworksModule from '../../src/rules/networks.js';
 import type * as InputsModule from '../../src/inputs/rule-inputs.js';
 import { SERVICE_CIDRS } from './servers.js';
 
+/** The flags' settings as `serve --service-cidr …` reads them (also the engine benchmark's). */
+export const CONFIG = {
+  serviceCidrs: SERVICE_CIDRS.split(','),
+  clusterDomain: 'cluster.local',
+  allowedRoutability: undefined,
+  specPolicy: 'enforce',
+  statusPolicy: 'warn',
+  gepRevision: 'provisional',
+  maxBodyBytes: 7 * 1024 * 1024,
+} as const;
+
+/** What `serve` hands buildApp, built from a build's dist/: settings, logger, rule inputs, metrics. */
+export interface WebhookParts {
+  readonly config: typeof CONFIG;
+  readonly logger: PinoModule.Logger;
+  readonly inputs: ReturnType<typeof InputsModule.ruleInputs>;
+  readonly metrics: ReturnType<typeof MetricsModule.createServerMetrics>;
+  /** Imports a module of the build's dist/ (path relative to dist/). */
+  readonly load: <T>(relative: string) => Promise<T>;
+}
+
 /** `root` holds the build's dist/ and node_modules/. */
-export async function webhookApp(root: string, logLevel: string): Promise<FastifyInstance> {
+export async function webhookParts(root: string, logLevel: string): Promise<WebhookParts> {
   const load = async <T>(relative: string) =>
     (await import(pathToFileURL(join(root, 'dist', relative)).href)) as T;
-  const { buildApp } = await load<typeof AppModule>('http/app.js');
   const { createServerMetrics } = await load<typeof MetricsModule>('http/metrics.js');
   const { staticSources } = await load<typeof StaticModule>('cluster/static-source.js');
   const { ServiceRanges } = await load<typeof NetworksModule>('rules/networks.js');
@@ -38,20 +58,24 @@ export async function webhookApp(root: string, logLevel: string): Promise<Fastif
     { level: logLevel, base: { app: 'routability-webhook' } },
     pino.default.destination({ dest: '/dev/null', sync: true }),
   );
-  const config = {
-    serviceCidrs: SERVICE_CIDRS.split(','),
-    clusterDomain: 'cluster.local',
-    allowedRoutability: undefined,
-    specPolicy: 'enforce',
-    statusPolicy: 'warn',
-    gepRevision: 'provisional',
-    maxBodyBytes: 7 * 1024 * 1024,
-  } as const;
   const sources = staticSources(parsed.ranges, 'flags');
-  return buildApp({
-    config,
+  return {
+    config: CONFIG,
     logger,
-    inputs: ruleInputs({ settings: config, sources }),
+    inputs: ruleInputs({ settings: CONFIG, sources }),
     metrics: createServerMetrics(new Registry()),
+    load,
+  };
+}
+
+/** The webhook's Fastify app as `serve` builds it, from a build's dist/. */
+export async function webhookApp(root: string, logLevel: string): Promise<FastifyInstance> {
+  const parts = await webhookParts(root, logLevel);
+  const { buildApp } = await parts.load<typeof AppModule>('http/app.js');
+  return buildApp({
+    config: parts.config,
+    logger: parts.logger,
+    inputs: parts.inputs,
+    metrics: parts.metrics,
   });
 }
