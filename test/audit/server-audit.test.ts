@@ -10,8 +10,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServerAudit, type ServerAudit } from '../../src/audit/server.js';
@@ -21,20 +19,11 @@ import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
 import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+import { capturingLogger } from '../cluster/helpers.js';
 
 const emptyHome = mkdtempSync(join(tmpdir(), 'server-audit-home-'));
 
-function logs() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, sink), lines };
-}
+const logs = capturingLogger;
 
 const inputs = () => ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') });
 
