@@ -405,3 +405,51 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
     expect(passes).toBe(after);
   });
 });
+
+describe('auditMetrics', () => {
+  it('registers each series by name, type and help text, the findings and runs with their labels', async () => {
+    const registry = new Registry();
+    auditMetrics(registry);
+    const json = await registry.getMetricsAsJSON();
+    expect(json.map((m) => [m.name, m.type, m.help])).toEqual([
+      [
+        'routability_webhook_audit_findings',
+        'gauge',
+        'Findings of the last audit pass over the stored Gateways, by rule code and scope (spec or status).',
+      ],
+      [
+        'routability_webhook_audit_violating_gateways',
+        'gauge',
+        'Gateways whose stored addresses the last audit pass found in violation (a write of them would be denied under enforce).',
+      ],
+      ['routability_webhook_audit_gateways', 'gauge', 'Gateways judged by the last audit pass.'],
+      [
+        'routability_webhook_audit_last_run_timestamp_seconds',
+        'gauge',
+        'Unix time at which the last successful audit pass finished.',
+      ],
+      [
+        'routability_webhook_audit_duration_seconds',
+        'gauge',
+        'Wall-clock duration of the last successful audit pass.',
+      ],
+      [
+        'routability_webhook_audit_leader',
+        'gauge',
+        'Whether this replica holds the audit lease and runs the audit (1) or not (0).',
+      ],
+      ['routability_webhook_audit_runs_total', 'counter', 'Audit passes, by result (success, error).'],
+    ]);
+    expect(
+      (registry.getSingleMetric('routability_webhook_audit_findings') as unknown as { labelNames: string[] })
+        .labelNames,
+    ).toEqual(['code', 'scope']);
+    expect(
+      (
+        registry.getSingleMetric('routability_webhook_audit_runs_total') as unknown as {
+          labelNames: string[];
+        }
+      ).labelNames,
+    ).toEqual(['result']);
+  });
+});
