@@ -123,6 +123,8 @@ describe('the audit is on', () => {
     const changes: boolean[] = [];
     const leadership = audit.leadership!;
     const unsubscribe = leadership.onChange(() => changes.push(leadership.isLeader()));
+    const stays: boolean[] = [];
+    leadership.onChange(() => stays.push(leadership.isLeader()));
     await eventually(() => leadership.isLeader(), 'leadership');
     expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: 'replica-a' } });
     expect(await value(registry, 'routability_webhook_audit_leader')).toBe(1);
@@ -147,7 +149,9 @@ describe('the audit is on', () => {
     audit = undefined;
     await stopping.stop();
     expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: '' } });
-    expect(changes).toEqual([true]);
+    // Stepping down at stop is heard by the listeners still subscribed, and shown in the gauge.
+    expect([changes, stays]).toEqual([[true], [true, false]]);
+    expect(await value(registry, 'routability_webhook_audit_leader')).toBe(0);
   });
 
   it('writes report objects after a pass with --audit-reports, and shows the writer', async () => {
