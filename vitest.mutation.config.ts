@@ -33,6 +33,7 @@ export default defineConfig({
       'test/http/rate-limited-log.test.ts',
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',
+      'test/audit/gateway-pages.test.ts',
       'test/audit/interval.test.ts',
       'test/audit/judge-allocations.test.ts',
       'test/audit/loop-reports.test.ts',

@@ -83,7 +83,15 @@ describe('auditHelp', () => {
       'Exit status: 0 no violations; 1 violations; 2 usage error, or the cluster could not be read.',
       'See docs/audit.md for the rollout guide and the JSON report.',
     ]);
-    expect(auditHelp()).toContain("Judges the Gateways stored in the cluster with the webhook's own rules");
+    expect(lines.slice(2, 7)).toEqual([
+      "Judges the Gateways stored in the cluster with the webhook's own rules, as serve would judge",
+      'a write of them: spec as a CREATE, status as a status update. Service ranges, allocated',
+      'ClusterIPs and the GEP revision are read from the cluster, as `check --from-cluster` does.',
+      '',
+      'Flags:',
+    ]);
+    // Flags name their environment variable as `[env …]`, with their value's name.
+    expect(auditHelp()).toContain('[env ROUTABILITY_WEBHOOK_PAGE_SIZE]');
     expect(auditHelp()).toContain(
       'Report format: text, json (versioned), github (workflow annotations), junit (XML).',
     );

@@ -126,7 +126,10 @@ describe('the audit is on', () => {
     const stays: boolean[] = [];
     leadership.onChange(() => stays.push(leadership.isLeader()));
     await eventually(() => leadership.isLeader(), 'leadership');
-    expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: 'replica-a' } });
+    // Its own lease timing (3 s), not the default 15 s.
+    expect(fake.leases.get('routability/the-audit')).toMatchObject({
+      spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 3 },
+    });
     expect(await value(registry, 'routability_webhook_audit_leader')).toBe(1);
     // Leading triggers a pass: both Gateways judged.
     await eventually(
@@ -162,11 +165,12 @@ describe('the audit is on', () => {
       intervalMs: 3_600_000,
       leaseName: 'reports-audit',
       reports: 'policyreport',
-      kubeconfig: fake.kubeconfigPath,
+      // Found through the env it is given (KUBECONFIG), not the flag nor process.env.
+      kubeconfig: undefined,
       logger,
       registry: new Registry(),
       inputs: inputs(),
-      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-b' },
+      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-b', KUBECONFIG: fake.kubeconfigPath },
       lease: { durationMs: 3_000, renewEveryMs: 1_000 },
     });
     await eventually(() => audit!.leadership!.isLeader(), 'leadership');
