@@ -20,7 +20,7 @@ const BREAK = {
   'src/rules': 85, // 89.97 (issue 28)
   'src/admission': 85, // 90.5
   'src/http': 90, // 95.82 for its seven newest files (issue 28, 2026-12-02); the folder as a whole not rerun
-  'src/audit': 60, // 63.6 for loop.ts (issue 28); the other files not measured
+  'src/audit': 80, // 86.46 for seven of its eleven files (issue 28, 2026-12-02); format, pass, report-writer, reports not measured
   'src/cluster': 0, // not measured yet
 };
 const mutateFlag = process.argv.indexOf('--mutate');
