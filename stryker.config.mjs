@@ -21,7 +21,7 @@ const BREAK = {
   'src/admission': 85, // 90.5
   'src/http': 90, // 95.82 for its seven newest files (issue 28, 2026-12-02); the folder as a whole not rerun
   'src/audit': 80, // 86.46 for seven of its eleven files (issue 28, 2026-12-02); format, pass, report-writer, reports not measured
-  'src/cluster': 0, // not measured yet
+  'src/cluster': 65, // 71.23 for four small files (issue 28, 2026-12-02); the other 20 not measured
 };
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
