@@ -17,7 +17,7 @@
  * like the webhook), --keep DIR (keep the perf.data files and logs there).
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -168,6 +168,8 @@ async function main() {
   }
   const tmp = await tempDir('bench-perf-');
   const dir = flags.keep ?? tmp.path;
+  // --keep names a folder that need not exist yet.
+  mkdirSync(dir, { recursive: true });
   try {
     const certs = await makeCerts(join(tmp.path, 'certs'));
     const ca = readFileSync(certs.ca, 'utf8');
