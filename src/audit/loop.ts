@@ -12,11 +12,13 @@ import { auditPass, type AuditResult, type AuditedGateway, type JudgeGateway } f
 
 /**
  * Gateways judged between two yields to the event loop in the server: short
- * stretches bound how long a review can wait behind a pass. (On the loaded
- * shared machine the p99 ratio during/without a pass of 10,000 Gateways
- * ranged 0.6-1.9 with 10, and was 1.8 in one run with 50: noise-dominated.)
+ * stretches bound how long a review can wait behind a pass. Measured at
+ * 100,000 Gateways on a quiet machine (Node 24, the pod's heap, three rounds
+ * each, docs/benchmarks.md): review p99 during a pass 2.95-3.91 ms with 10,
+ * 2.57-3.00 ms with 2 (p99 during/off 1.49 and 1.39 pooled); a pass takes
+ * 6-8 s instead of 4-7 s, and more reviews are answered while it runs.
  */
-const YIELD_EVERY = 10;
+const YIELD_EVERY = 2;
 
 export interface AuditLoopDeps {
   readonly intervalMs: number;
