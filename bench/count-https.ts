@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { dumpTotal } from './lib/callgrind.js';
 import { keepAliveAgent, post } from './lib/client.js';
 import {
   makeCerts,
@@ -122,11 +123,7 @@ async function measure(
   }
   // Dump 1 is start-up and warm-up; dump k + 1 is the k-th payload's reviews.
   const out = join(dir, `${name}.out`);
-  const totalOf = (n: number) => {
-    const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${n}`, 'utf8'));
-    if (!m) throw new Error(`${name}: no totals in ${out}.${n}`);
-    return Number(m[1]);
-  };
+  const totalOf = (n: number) => dumpTotal(out, n, name);
   return Object.fromEntries(payloads.map((p, k) => [p.name, Math.round(totalOf(k + 2) / REVIEWS)]));
 }
 

@@ -37,6 +37,7 @@ import type * as EncodeModule from '../src/admission/encode.js';
 import type * as DepthModule from '../src/http/json-depth.js';
 import type * as RecordModule from '../src/http/review-record.js';
 import type * as WebhooksModule from '../src/webhooks/gateway.js';
+import { callgrindNodeArgs, dumpTotal } from './lib/callgrind.js';
 import { repoRoot, tempDir, writeBenchResult } from './lib/servers.js';
 import { webhookParts } from './lib/webhook-app.js';
 import { benchPayloads } from './payloads.js';
@@ -143,14 +144,7 @@ async function main(): Promise<void> {
     );
     await promisify(execFile)(
       'valgrind',
-      [
-        '--tool=callgrind',
-        '--dump-before=uv_os_getpriority',
-        `--callgrind-out-file=${out}`,
-        process.execPath,
-        '--expose-gc',
-        '--single-threaded',
-        fileURLToPath(import.meta.url),
+      callgrindNodeArgs(out, fileURLToPath(import.meta.url), [
         '--driver',
         '--root',
         ROOT,
@@ -161,7 +155,7 @@ async function main(): Promise<void> {
         '--log-level',
         flags['log-level']!,
         ...(flags.payloads ? ['--payloads', flags.payloads] : []),
-      ],
+      ]),
       { maxBuffer: 64 * 1024 * 1024 },
     );
     // Dump 1 is start-up and warm-up; then one dump per payload and layer, in order.
@@ -170,9 +164,7 @@ async function main(): Promise<void> {
     for (const p of payloads) {
       perCall[p.name] = {};
       for (const layer of LAYERS) {
-        const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${dump++}`, 'utf8'));
-        if (!m) throw new Error(`no totals in dump ${dump - 1}`);
-        perCall[p.name]![layer] = Math.round(Number(m[1]) / CALLS);
+        perCall[p.name]![layer] = Math.round(dumpTotal(out, dump++, 'layers') / CALLS);
       }
     }
     console.log('\ninstructions per call (thousands):');

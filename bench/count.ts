@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { callgrindNodeArgs, dumpTotal } from './lib/callgrind.js';
 import { tempDir, writeBenchResult } from './lib/servers.js';
 import { benchPayloads } from './payloads.js';
 
@@ -55,16 +56,7 @@ async function perReviewOf(
   dir: string,
 ): Promise<Record<string, number>> {
   const out = join(dir, `${app.name}.out`);
-  const args = [
-    '--tool=callgrind',
-    '--dump-before=uv_os_getpriority',
-    `--callgrind-out-file=${out}`,
-    process.execPath,
-    '--expose-gc',
-    // No background JIT, GC or worker threads: counts repeat within about 1 % (with them, how
-    // much of their work falls in a count depends on timing).
-    '--single-threaded',
-    DRIVER,
+  const args = callgrindNodeArgs(out, DRIVER, [
     '--app',
     app.app,
     '--warmup',
@@ -74,14 +66,10 @@ async function perReviewOf(
     '--log-level',
     flags['log-level']!,
     ...(app.root ? ['--root', app.root] : []),
-  ];
+  ]);
   await run('valgrind', args, { maxBuffer: 64 * 1024 * 1024 });
   // Dump 1 is start-up and warm-up; dump k + 1 is the k-th payload's reviews.
-  const totalOf = (n: number) => {
-    const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${n}`, 'utf8'));
-    if (!m) throw new Error(`${app.name}: no totals in ${out}.${n}`);
-    return Number(m[1]);
-  };
+  const totalOf = (n: number) => dumpTotal(out, n, app.name);
   return Object.fromEntries(payloads.map((p, k) => [p, Math.round(totalOf(k + 2) / REVIEWS)]));
 }
 

@@ -5,6 +5,7 @@
  * text and mapped flag) for every text, valid or not.
  */
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../bench/lib/fuzz.js';
 import { parseIP, type ParsedIP } from '../../src/rules/ip.js';
 
 // The reference: src/rules/ip.ts before the change, verbatim but for names.
@@ -59,21 +60,10 @@ function reference(text: string): Pick<ParsedIP, 'family' | 'bits' | 'mapped'> |
   return { family: 'IPv6', bits: BigInt(hex), mapped: false };
 }
 
-/** A deterministic generator (mulberry32), so a failure names a text that reproduces. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Texts near the valid forms: IPv4, IPv6 with and without `::` and a dotted tail, then mutated. */
 function texts(count: number): string[] {
-  const next = random(5093);
+  // Deterministic (mulberry32), so a failure names a text that reproduces.
+  const next = prng(5093);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const octet = () => pick(['0', '00', '01', '9', '10', '99', '100', '199', '255', '256', '300', '2555', '']);
   const group = () =>
