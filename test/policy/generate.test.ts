@@ -11,6 +11,8 @@ import {
   ValidatingAdmissionPolicyBinding,
 } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { ConfigMap } from 'kubernetes-models/v1';
+import * as AdmissionV1K133 from 'kubernetes-models-1.33/admissionregistration.k8s.io/v1';
+import { ConfigMap as ConfigMapK133 } from 'kubernetes-models-1.33/v1';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPolicy } from '../../src/cli/policy.js';
@@ -87,22 +89,51 @@ describe('policies and bindings by setting', () => {
   });
 });
 
-describe('schema-valid output (kubernetes-models 5.1 schemas)', () => {
+/** An object's schema check: throws when the object does not validate. */
+type Check = (object: unknown) => void;
+/**
+ * The Kubernetes OpenAPI schemas available offline, by the release they come from: kubernetes-models
+ * 5.1.0 carries resource.k8s.io/v1 (GA in 1.34), 4.5.1 networking.k8s.io/v1 ServiceCIDR and IPAddress
+ * but no resource.k8s.io (1.33). No package with the schemas of 1.31 or 1.32 was found (docs/policy.md).
+ */
+const SCHEMAS: readonly (readonly [string, { policy: Check; binding: Check; configMap: Check }])[] = [
+  [
+    'Kubernetes 1.34+ (kubernetes-models 5.1.0)',
+    {
+      policy: (o) => new ValidatingAdmissionPolicy(o as never).validate(),
+      binding: (o) => new ValidatingAdmissionPolicyBinding(o as never).validate(),
+      configMap: (o) => new ConfigMap(o as never).validate(),
+    },
+  ],
+  [
+    'Kubernetes 1.33 (kubernetes-models 4.5.1)',
+    {
+      policy: (o) => new AdmissionV1K133.ValidatingAdmissionPolicy(o as never).validate(),
+      binding: (o) => new AdmissionV1K133.ValidatingAdmissionPolicyBinding(o as never).validate(),
+      configMap: (o) => new ConfigMapK133(o as never).validate(),
+    },
+  ],
+];
+
+describe.each(SCHEMAS)('schema-valid output: %s', (_release, check) => {
   it.each(
     ALL_SETTINGS.map((s) => [`${s.revision} spec ${s.specPolicy} status ${s.statusPolicy}`, s] as const),
   )('%s', (_name, settings) => {
     for (const g of generatePolicies(settings)) {
-      expect(() => new ValidatingAdmissionPolicy(g.policy as never).validate()).not.toThrow();
-      expect(() => new ValidatingAdmissionPolicyBinding(g.binding as never).validate()).not.toThrow();
+      expect(() => check.policy(g.policy)).not.toThrow();
+      expect(() => check.binding(g.binding)).not.toThrow();
     }
-    expect(() => new ConfigMap(paramsConfigMap(DUAL_STACK) as never).validate()).not.toThrow();
+    expect(() => check.configMap(paramsConfigMap(DUAL_STACK))).not.toThrow();
   });
 
   it('the validator would notice a broken object', () => {
     const [g] = generatePolicies(BASE);
     const broken = structuredClone(g!.policy) as { spec: { failurePolicy: unknown } };
     broken.spec.failurePolicy = 7;
-    expect(() => new ValidatingAdmissionPolicy(broken as never).validate()).toThrow();
+    expect(() => check.policy(broken)).toThrow();
+    const binding = structuredClone(g!.binding) as { spec: { validationActions: unknown } };
+    binding.spec.validationActions = 'Deny';
+    expect(() => check.binding(binding)).toThrow();
   });
 });
 
