@@ -30,6 +30,8 @@ export default defineConfig({
       'test/http/tls-options.test.ts',
       'test/http/health-routes.test.ts',
       'test/http/error-answers.test.ts',
+      'test/http/error-answer.test.ts',
+      'test/http/server-metrics.test.ts',
       'test/http/rate-limited-log.test.ts',
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',

@@ -7,10 +7,14 @@
  * reliability suites see these through the built server.
  */
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { Readable, type Duplex } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { staticSources } from '../../src/cluster/static-source.js';
 import { buildApp, httpsServerOptions, transportOptions } from '../../src/http/app.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
@@ -106,6 +110,69 @@ describe('the body reader in the app', () => {
     ]);
   });
 
+  it('reserves the largest allowed body for a body sent without a length', async () => {
+    const { budget, asked } = fullBudget();
+    const a = app({ bodyBudget: budget });
+    apps.push(a);
+    const res = await a.inject({
+      method: 'POST',
+      url: '/validate',
+      headers: { 'content-type': 'application/json' },
+      payload: Readable.from([Buffer.from('{"x":1}')]),
+    });
+    expect(res.statusCode).toBe(429);
+    expect(asked).toEqual([[FIXTURE_SETTINGS.maxBodyBytes, 5_000]]);
+  });
+
+  it.each([
+    ['100 bytes', 100, 'ended', 'answered'],
+    ['64 MiB', 64 * 1024 * 1024, 'ended', 'answered'],
+    ['64 MiB and 1 byte', 64 * 1024 * 1024 + 1, 'answered', 'ended'],
+  ])(
+    'discards %s past the limit to the end of the body before the 413, at most 64 MiB',
+    async (_, more, first, second) => {
+      const a = buildApp({
+        config: { maxBodyBytes: 16 },
+        logger: pino({ level: 'silent' }),
+        inputs: ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') }),
+        metrics: createServerMetrics(new Registry()),
+      });
+      apps.push(a);
+      await a.listen({ port: 0, host: '127.0.0.1' });
+      const port = (a.server.address() as { port: number }).port;
+      const events: string[] = [];
+      const request = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/validate',
+        headers: { 'content-type': 'application/json' },
+      });
+      request.on('error', () => {});
+      const answer = new Promise<{ statusCode: number; json: () => unknown }>((resolve) =>
+        request.on('response', (res) => {
+          events.push('answered');
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ statusCode: res.statusCode!, json: () => JSON.parse(text) }));
+        }),
+      );
+      // The first 17 bytes pass the limit; what follows is discarded.
+      request.write(Buffer.alloc(17, 0x20));
+      request.write(Buffer.alloc(more, 0x20));
+      // A body cut off is answered without waiting for its end.
+      await Promise.race([answer, new Promise((r) => setTimeout(r, 500))]);
+      events.push('ended');
+      request.end();
+      const res = await answer;
+      expect([res.statusCode, res.json(), events]).toEqual([
+        413,
+        { error: 'request body is larger than 16 bytes' },
+        [first, second],
+      ]);
+    },
+  );
+
   it('refuses a body that is not application/json with 400', async () => {
     const a = app();
     apps.push(a);
@@ -129,6 +196,27 @@ describe('answers outside a review', () => {
       'application/json; charset=utf-8',
       { error: 'no route for GET /nowhere' },
     ]);
+  });
+
+  it('a review is answered as JSON, on a connection kept open outside shutdown', async () => {
+    const a = app();
+    apps.push(a);
+    const review = readFileSync(
+      join(import.meta.dirname, '..', 'fixtures', 'reviews', 'create-allowed.json'),
+    );
+    for (const url of ['/validate', '/mutate', '/nowhere']) {
+      const res = await a.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: review,
+      });
+      expect([url, res.headers['content-type'], res.headers['connection']]).toEqual([
+        url,
+        'application/json; charset=utf-8',
+        'keep-alive',
+      ]);
+    }
   });
 
   it('during shutdown every answer asks the client to close the connection', async () => {
@@ -171,5 +259,98 @@ describe('answers outside a review', () => {
     expect(text).toBe(
       `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: ${body.length}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
     );
+  });
+});
+
+describe("the answer to a request Node's parser refuses, on its own", () => {
+  /** A client socket: what was written to it, whether and when it was destroyed. */
+  function socket(state: { destroyed?: boolean; writable?: boolean } = {}) {
+    const s = {
+      destroyed: state.destroyed ?? false,
+      writable: state.writable ?? true,
+      written: [] as string[],
+      destroyCalls: 0,
+      end(text: string) {
+        s.written.push(text);
+      },
+      destroy() {
+        s.destroyCalls++;
+      },
+    };
+    return s;
+  }
+  const handle = (code: string | undefined, s: ReturnType<typeof socket>) =>
+    transportOptions(1, undefined).clientErrorHandler!(
+      Object.assign(new Error('x'), { code }),
+      s as unknown as Duplex,
+    );
+  const answerOf = (status: string, message: string) => {
+    const body = JSON.stringify({ error: message });
+    return `HTTP/1.1 ${status} ${message}\r\nContent-Length: ${body.length}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`;
+  };
+
+  it.each([
+    ['ERR_HTTP_REQUEST_TIMEOUT', '408', 'Request Timeout'],
+    ['HPE_HEADER_OVERFLOW', '431', 'Request Header Fields Too Large'],
+    ['HPE_UNEXPECTED_CONTENT_LENGTH', '400', 'Bad Request'],
+    [undefined, '400', 'Bad Request'],
+  ])(
+    '%s: answers %s %s, ends the socket, and destroys it 1 s later without holding the process',
+    (code, status, message) => {
+      vi.useFakeTimers();
+      try {
+        const s = socket();
+        handle(code, s);
+        expect(s.written).toEqual([answerOf(status, message)]);
+        expect(vi.getTimerCount()).toBe(1);
+        vi.advanceTimersByTime(999);
+        expect(s.destroyCalls).toBe(0);
+        vi.advanceTimersByTime(1);
+        expect(s.destroyCalls).toBe(1);
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
+
+  it('the destroy timer does not keep the process alive', () => {
+    const unref = vi.fn();
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockReturnValue({ unref } as unknown as NodeJS.Timeout);
+    try {
+      handle('HPE_INVALID_METHOD', socket());
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(unref).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('writes nothing to a socket no longer writable, but still destroys it', () => {
+    vi.useFakeTimers();
+    try {
+      const s = socket({ writable: false });
+      handle('HPE_INVALID_METHOD', s);
+      expect(s.written).toEqual([]);
+      vi.advanceTimersByTime(1_000);
+      expect(s.destroyCalls).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('leaves a reset or destroyed socket alone', () => {
+    vi.useFakeTimers();
+    try {
+      for (const [code, s] of [
+        ['ECONNRESET', socket()],
+        ['HPE_INVALID_METHOD', socket({ destroyed: true })],
+      ] as const) {
+        handle(code, s);
+        expect(s.written).toEqual([]);
+        expect(vi.getTimerCount()).toBe(0);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

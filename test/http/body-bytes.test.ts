@@ -2,7 +2,7 @@
  * A body's bytes come out exactly as they went in, whether a Content-Length let
  * them be copied into one buffer as they arrived or they were joined at the end.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BodyBytes } from '../../src/http/body-bytes.js';
 
 const text = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"ü✓"}}';
@@ -67,6 +67,20 @@ describe('BodyBytes', () => {
     cleared.clear();
     expect(cleared.size).toBe(0);
     expect(cleared.take().length).toBe(0);
+  });
+
+  it('never joins a body that came in its declared length: each chunk is copied into one buffer', () => {
+    for (const size of [1, 7, whole.length]) {
+      const chunks = chunksOf(whole, size);
+      const concat = vi.spyOn(Buffer, 'concat');
+      try {
+        const body = collect(whole.length, chunks).take();
+        expect(concat).not.toHaveBeenCalled();
+        expect(body.equals(whole)).toBe(true);
+      } finally {
+        concat.mockRestore();
+      }
+    }
   });
 
   it('allocates nothing before the first chunk', () => {

@@ -42,6 +42,22 @@ describe('logged request fields', () => {
     );
   });
 
+  it.each([
+    ['exactly the cap', 'x'.repeat(MAX_LOGGED_CHARS), undefined, 'x'.repeat(MAX_LOGGED_CHARS)],
+    [
+      'one over the cap',
+      'x'.repeat(MAX_LOGGED_CHARS + 1),
+      undefined,
+      `${'x'.repeat(MAX_LOGGED_CHARS)}...(1 more characters)`,
+    ],
+    ['empty', '', undefined, ''],
+    ['exactly a cap of 3', 'abc', 3, 'abc'],
+    ['one over a cap of 3', 'abcd', 3, 'abc...(1 more characters)'],
+    ['any, at a cap of 0', 'abcdef', 0, '...(6 more characters)'],
+  ])('clip() of a string %s', (_, value, max, clipped) => {
+    expect(clip(value, max)).toBe(clipped);
+  });
+
   it('a review with a 1 MiB namespace, name and kind logs a short line', async () => {
     // An allowed review without findings is logged at debug.
     const { app, lines } = loggingApp('debug');
