@@ -8,12 +8,12 @@
  */
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { request as httpRequest } from 'node:http';
-import { Readable, type Duplex } from 'node:stream';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { staticSources } from '../../src/cluster/static-source.js';
 import { buildApp, httpsServerOptions, transportOptions } from '../../src/http/app.js';
@@ -160,8 +160,10 @@ describe('the body reader in the app', () => {
       // The first 17 bytes pass the limit; what follows is discarded.
       request.write(Buffer.alloc(17, 0x20));
       request.write(Buffer.alloc(more, 0x20));
-      // A body cut off is answered without waiting for its end.
-      await Promise.race([answer, new Promise((r) => setTimeout(r, 500))]);
+      // A body cut off is answered without waiting for its end (a test that times out
+      // if not); one read to its end is not answered for the 500 ms the test waits.
+      if (first === 'answered') await answer;
+      else await new Promise((r) => setTimeout(r, 500));
       events.push('ended');
       request.end();
       const res = await answer;
@@ -262,6 +264,9 @@ describe('answers outside a review', () => {
   });
 });
 
+/** What Node's parser hands the client error handler. */
+type ClientError = Parameters<NonNullable<ReturnType<typeof transportOptions>['clientErrorHandler']>>[0];
+
 describe("the answer to a request Node's parser refuses, on its own", () => {
   /** A client socket: what was written to it, whether and when it was destroyed. */
   function socket(state: { destroyed?: boolean; writable?: boolean } = {}) {
@@ -279,10 +284,10 @@ describe("the answer to a request Node's parser refuses, on its own", () => {
     };
     return s;
   }
-  const handle = (code: string | undefined, s: ReturnType<typeof socket>) =>
+  const handle = (code: string, s: ReturnType<typeof socket>) =>
     transportOptions(1, undefined).clientErrorHandler!(
-      Object.assign(new Error('x'), { code }),
-      s as unknown as Duplex,
+      Object.assign(new Error('x'), { code }) as unknown as ClientError,
+      s as unknown as Socket,
     );
   const answerOf = (status: string, message: string) => {
     const body = JSON.stringify({ error: message });
@@ -293,7 +298,7 @@ describe("the answer to a request Node's parser refuses, on its own", () => {
     ['ERR_HTTP_REQUEST_TIMEOUT', '408', 'Request Timeout'],
     ['HPE_HEADER_OVERFLOW', '431', 'Request Header Fields Too Large'],
     ['HPE_UNEXPECTED_CONTENT_LENGTH', '400', 'Bad Request'],
-    [undefined, '400', 'Bad Request'],
+    ['HPE_INVALID_CHUNK_SIZE', '400', 'Bad Request'],
   ])(
     '%s: answers %s %s, ends the socket, and destroys it 1 s later without holding the process',
     (code, status, message) => {
