@@ -24,7 +24,9 @@ import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
 
-function app(over: { bodyBudget?: BodyBudget; closing?: () => boolean } = {}) {
+function app(
+  over: { bodyBudget?: BodyBudget; closing?: () => boolean; config?: { maxBodyBytes: number } } = {},
+) {
   return buildApp({
     config: FIXTURE_SETTINGS,
     logger: pino({ level: 'silent' }),
@@ -131,12 +133,7 @@ describe('the body reader in the app', () => {
   ])(
     'discards %s past the limit to the end of the body before the 413, at most 64 MiB',
     async (_, more, first, second) => {
-      const a = buildApp({
-        config: { maxBodyBytes: 16 },
-        logger: pino({ level: 'silent' }),
-        inputs: ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') }),
-        metrics: createServerMetrics(new Registry()),
-      });
+      const a = app({ config: { maxBodyBytes: 16 } });
       apps.push(a);
       await a.listen({ port: 0, host: '127.0.0.1' });
       const port = (a.server.address() as { port: number }).port;
