@@ -19,7 +19,9 @@ import { readdirSync } from 'node:fs';
 const BREAK = {
   'src/rules': 85, // 89.97 (issue 28)
   'src/admission': 85, // 90.5
-  'src/http': 90, // 95.82 for its seven newest files (issue 28, 2026-12-02); the folder as a whole not rerun
+  // All 16 files measured, by four runs (issue 28, 2026-12-03): the seven newest 95.82, app, body-bytes,
+  // error-answer, log-text, metrics 97.26, json-depth 94.2, tls, health, body 82.1 together; 93.2 pooled.
+  'src/http': 80,
   'src/audit': 80, // 86.46 for seven of its eleven files (issue 28, 2026-12-02); format, pass, report-writer, reports not measured
   'src/cluster': 65, // 71.23 for four small files (issue 28, 2026-12-02); the other 20 not measured
 };
