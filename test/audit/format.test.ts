@@ -106,3 +106,91 @@ describe('audit formats', () => {
     expect(xml.match(/<failure /g)).toHaveLength(1);
   });
 });
+
+describe('audit formats, the cases the one-finding report leaves open', () => {
+  /** A Gateway with a violation and a warning, one with no namespace, and suites out of order. */
+  const mixed: AuditResult = {
+    ...result,
+    gateways: 4,
+    namespaces: 3,
+    flagged: [
+      { namespace: 'zeta', name: 'both', findings: [violation, warning] },
+      { namespace: '', name: 'bare', findings: [warning] },
+    ],
+    violations: 1,
+    warnings: 2,
+    byCode: [
+      { code: violation.code, check: 'spec', severity: 'violation', count: 1 },
+      { code: warning.code, check: 'spec', severity: 'warning', count: 1 },
+      { code: warning.code, check: 'status', severity: 'warning', count: 1 },
+    ],
+    audited: ['zeta/both', '/bare', 'apps/good', 'zeta/fine'],
+  };
+  const mixedReport: AuditReport = { ...report, result: mixed };
+
+  it('summary: one count per code, summed over its scopes and severities, in first-seen order', () => {
+    expect(auditSummaryLine(mixed)).toBe(
+      'audited 4 Gateways in 3 namespaces: 1 violation, 2 warnings (ClusterAddressOutsideServiceRange 1, ExternalAddressInsideServiceRange 2)',
+    );
+  });
+
+  it('json: the whole summary and settings; a Gateway with a violation among warnings has not passed', () => {
+    const parsed = JSON.parse(AUDIT_FORMATTERS.json(mixedReport)) as Record<string, unknown>;
+    expect(parsed).toEqual({
+      version: 1,
+      summary: {
+        gateways: 4,
+        namespaces: 3,
+        violations: 1,
+        warnings: 2,
+        byCode: mixed.byCode,
+        exitCode: 1,
+      },
+      settings: { ...report.settings, namespace: undefined },
+      gateways: [
+        { namespace: 'zeta', name: 'both', passed: false, findings: [violation, warning] },
+        { namespace: '', name: 'bare', passed: true, findings: [warning] },
+      ],
+    });
+  });
+
+  it('junit: suites sorted by namespace, a Gateway without one under (cluster), warnings as system-out', () => {
+    const warningText =
+      'status.addresses[0].value: Invalid value: "10.96.0.9": &lt;detail, with a comma &amp; &lt;xml&gt;&gt;';
+    expect(AUDIT_FORMATTERS.junit(mixedReport)).toBe(
+      [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<testsuites name="routability-webhook audit" tests="4" failures="1">',
+        '  <testsuite name="(cluster)" tests="1" failures="0">',
+        '    <testcase classname="(cluster)" name="Gateway bare">',
+        `      <system-out>warning: ${warningText}</system-out>`,
+        '    </testcase>',
+        '  </testsuite>',
+        '  <testsuite name="apps" tests="1" failures="0">',
+        '    <testcase classname="apps" name="Gateway apps/good"/>',
+        '  </testsuite>',
+        '  <testsuite name="zeta" tests="2" failures="1">',
+        '    <testcase classname="zeta" name="Gateway zeta/both">',
+        `      <failure type="ClusterAddressOutsideServiceRange" message="${violation.message.replaceAll('"', '&quot;')}">${violation.message}</failure>`,
+        `      <system-out>warning: ${warningText}</system-out>`,
+        '    </testcase>',
+        '    <testcase classname="zeta" name="Gateway zeta/fine"/>',
+        '  </testsuite>',
+        '</testsuites>',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('junit of an empty cluster: the root is written open, with no suites', () => {
+    const empty = { ...result, gateways: 0, namespaces: 0, flagged: [], byCode: [], audited: [] };
+    expect(AUDIT_FORMATTERS.junit({ ...report, result: empty })).toBe(
+      [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<testsuites name="routability-webhook audit" tests="0" failures="0">',
+        '</testsuites>',
+        '',
+      ].join('\n'),
+    );
+  });
+});

@@ -9,6 +9,7 @@ import { judgeWithContext } from '../../src/audit/judge.js';
 import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
 import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+import { finding } from './results.js';
 
 /** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {
@@ -227,5 +228,94 @@ describe('gatewayPageFetcher on a list with an item that is not JSON', () => {
     } finally {
       await new Promise((done) => server.close(done));
     }
+  });
+});
+
+describe('auditPass over objects that carry their own findings', () => {
+  /** An object the judge below reads its findings from; metadata as given. */
+  const object = (metadata: Record<string, string>, findings: AuditFinding[] = []) => ({
+    metadata,
+    findings,
+  });
+  const judgeOwn = (o: unknown): AuditFinding[] => (o as { findings: AuditFinding[] }).findings;
+  const once = (items: unknown[]) =>
+    (async function* () {
+      yield { items, page: 1, restarted: false };
+    })();
+
+  it('tallies each code per scope and severity, sorted by code, then scope, then severity', async () => {
+    const result = await auditPass(
+      once([
+        object({ namespace: 'a', name: 'one' }, [
+          finding({ code: 'B', check: 'status', severity: 'warning' }),
+          finding({ code: 'B', check: 'spec', severity: 'warning' }),
+          finding({ code: 'B', check: 'spec', severity: 'violation' }),
+          finding({ code: 'A', check: 'status', severity: 'violation' }),
+        ]),
+        object({ namespace: 'a', name: 'two' }, [
+          finding({ code: 'B', check: 'spec', severity: 'violation' }),
+        ]),
+      ]),
+      judgeOwn,
+    );
+    expect(result.byCode).toEqual([
+      { code: 'A', check: 'status', severity: 'violation', count: 1 },
+      { code: 'B', check: 'spec', severity: 'violation', count: 2 },
+      { code: 'B', check: 'spec', severity: 'warning', count: 1 },
+      { code: 'B', check: 'status', severity: 'warning', count: 1 },
+    ]);
+    expect([result.violations, result.warnings]).toEqual([3, 2]);
+  });
+
+  it('keeps the uid of a flagged Gateway when it has one; a missing namespace or name reads as empty', async () => {
+    const bad = [finding({ code: 'A', check: 'spec', severity: 'violation' })];
+    const result = await auditPass(
+      once([
+        object({ namespace: 'a', name: 'with-uid', uid: 'u-1' }, bad),
+        object({ namespace: 'a', name: 'without' }, bad),
+        object({ name: 'no-namespace' }, bad),
+        object({ namespace: 'b' }),
+      ]),
+      judgeOwn,
+    );
+    expect(result.flagged).toStrictEqual([
+      { namespace: 'a', name: 'with-uid', uid: 'u-1', findings: bad },
+      { namespace: 'a', name: 'without', findings: bad },
+      { namespace: '', name: 'no-namespace', findings: bad },
+    ]);
+    expect(result.audited).toEqual(['a/with-uid', 'a/without', '/no-namespace', 'b/']);
+    expect(result.namespaces).toBe(3);
+  });
+
+  it('yields every 50 Gateways by default, at the 50th and the 100th, and after the page', async () => {
+    let pauses = 0;
+    const pause = () => {
+      pauses++;
+      return Promise.resolve();
+    };
+    await auditPass(
+      once(Array.from({ length: 100 }, (_, i) => object({ namespace: 'n', name: `g${i}` }))),
+      judgeOwn,
+      {
+        pause,
+      },
+    );
+    expect(pauses).toBe(3);
+  });
+
+  it('by default yields with setImmediate: other work runs during a pass', async () => {
+    let ranDuring = false;
+    let judged = 0;
+    setImmediate(() => {
+      ranDuring = judged < 100;
+    });
+    await auditPass(
+      once(Array.from({ length: 100 }, (_, i) => object({ namespace: 'n', name: `g${i}` }))),
+      () => {
+        judged++;
+        return [];
+      },
+    );
+    expect(ranDuring).toBe(true);
   });
 });

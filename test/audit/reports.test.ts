@@ -21,6 +21,7 @@ import {
 import { context as baseContext, ranges } from '../support/gateways.js';
 import { gateway } from '../cluster/fake-apiserver.js';
 import { reportValidator, type ReportCrd } from './report-crds.js';
+import { finding, passOf } from './results.js';
 
 const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
 const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
@@ -205,5 +206,106 @@ describe('report objects against the published CRD schemas', () => {
       expect(errors).toContain("/results/0/timestamp must have required property 'nanos'");
       expect(errors).toContain('/summary/fail must be integer');
     }
+  });
+});
+
+describe('report building: keys, defaults and what is compared', () => {
+  it('a result is keyed by Gateway, rule, scope and field: each keeps its own first-seen timestamp', () => {
+    const base = {
+      resources: [{ namespace: 'apps', name: 'gw' }],
+      rule: 'R',
+      properties: { scope: 'spec', field: 'f' },
+    };
+    const variants = [
+      { ...base, resources: [{ namespace: 'other', name: 'gw' }] },
+      { ...base, resources: [{ namespace: 'apps', name: 'other' }] },
+      { ...base, rule: 'S' },
+      { ...base, properties: { scope: 'status', field: 'f' } },
+      { ...base, properties: { scope: 'spec', field: 'g' } },
+    ];
+    expect(resultKey(base)).toBe('apps/gw R spec f');
+    for (const v of variants) expect(resultKey(v)).not.toBe(resultKey(base));
+    expect(resultKey({ resources: [], rule: 'R', properties: {} })).toBe('/ R  ');
+
+    const gw = {
+      namespace: 'apps',
+      name: 'gw',
+      findings: [finding({ field: 'a' }), finding({ field: 'a', check: 'status' }), finding({ field: 'b' })],
+    };
+    const first = desiredReports(passOf([gw]), REPORT_APIS.policyreport, { nowSeconds: 10 }).get('apps')!;
+    const seen = new Map([...seenTimestamps(first)].map(([k], i) => [k, i + 1]));
+    const again = desiredReports(passOf([gw]), REPORT_APIS.policyreport, { nowSeconds: 20, seen }).get(
+      'apps',
+    )!;
+    expect(again.results.map((r) => r.timestamp.seconds)).toEqual([1, 2, 3]);
+  });
+
+  it('reads first-seen timestamps only from results with a Gateway, a rule, properties and numeric seconds', () => {
+    const good = {
+      resources: [{ namespace: 'apps', name: 'gw' }],
+      rule: 'R',
+      properties: { scope: 'spec', field: 'f' },
+      timestamp: { seconds: 7 },
+    };
+    const rows: [string, unknown][] = [
+      ['null', null],
+      ['resources not a list', { ...good, resources: { namespace: 'apps' } }],
+      ['rule not a string', { ...good, rule: 1 }],
+      ['no properties', { ...good, properties: undefined }],
+      ['no timestamp', { ...good, timestamp: undefined }],
+      ['seconds as text', { ...good, timestamp: { seconds: '7' } }],
+    ];
+    for (const [what, bad] of rows)
+      expect([...seenTimestamps({ results: [good, bad] })], what).toEqual([['apps/gw R spec f', 7]]);
+    expect(seenTimestamps({ results: { 0: good } }).size).toBe(0);
+    expect(seenTimestamps({}).size).toBe(0);
+  });
+
+  it('a Gateway without a namespace gets no report', () => {
+    const reports = desiredReports(
+      passOf([
+        { namespace: '', name: 'bare', findings: [finding({ field: 'a' })] },
+        { namespace: 'apps', name: 'gw', findings: [finding({ field: 'a' })] },
+      ]),
+      REPORT_APIS.policyreport,
+      { nowSeconds: 1 },
+    );
+    expect([...reports.keys()]).toEqual(['apps']);
+  });
+
+  it('carries 1,000 results by default: the 1,001st is counted and omitted', () => {
+    const findings = Array.from({ length: 1001 }, (_, i) => finding({ field: `f${i}` }));
+    const build = (n: number) =>
+      desiredReports(
+        passOf([{ namespace: 'apps', name: 'gw', findings: findings.slice(0, n) }]),
+        REPORT_APIS.policyreport,
+        {
+          nowSeconds: 1,
+        },
+      ).get('apps')!;
+    expect(build(1000).results).toHaveLength(1000);
+    expect(build(1000).metadata.annotations).toBeUndefined();
+    const over = build(1001);
+    expect(over.results).toHaveLength(1000);
+    expect(over.summary.fail).toBe(1001);
+    expect(over.metadata.annotations).toEqual({ [OMITTED_ANNOTATION]: '1' });
+  });
+
+  it('content: missing results read as none; the omitted count, the summary and each result count', () => {
+    const summary = { pass: 0, fail: 1, warn: 0, error: 0, skip: 0 };
+    const results = [{ rule: 'R', message: 'm' }];
+    const base = { metadata: { annotations: { [OMITTED_ANNOTATION]: '2' } }, summary, results };
+    expect(reportContent({ summary })).toBe(reportContent({ metadata: {}, summary, results: [] }));
+    expect(reportContent({ ...base, metadata: { annotations: { other: 'x' } } })).toBe(
+      reportContent({ ...base, metadata: {} }),
+    );
+    const differing = [
+      { ...base, metadata: {} },
+      { ...base, summary: { ...summary, fail: 2 } },
+      { ...base, summary: undefined },
+      { ...base, results: [{ rule: 'R', message: 'n' }] },
+      { ...base, results: [] },
+    ];
+    for (const d of differing) expect(reportContent(d)).not.toBe(reportContent(base));
   });
 });
