@@ -43,6 +43,7 @@ export default defineConfig({
       'test/audit/options.test.ts',
       'test/audit/pass.test.ts',
       'test/audit/report-writer.test.ts',
+      'test/audit/report-writer-requests.test.ts',
       'test/audit/reports.test.ts',
       'test/audit/server-audit.test.ts',
       'test/cluster/crd-revision-select.test.ts',

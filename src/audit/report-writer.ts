@@ -154,8 +154,7 @@ class KubeReportWriter implements ReportWriter {
 
   async write(result: AuditResult): Promise<ReportWriteOutcome> {
     this.latest = result;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.cancelRetry();
     const round = this.queue.then(() => this.round(result));
     this.queue = round.then(() => undefined);
     const outcome = await round;
@@ -166,8 +165,15 @@ class KubeReportWriter implements ReportWriter {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.retryTimer);
+    this.cancelRetry();
     await this.queue;
+  }
+
+  /** No retry pending: its timer cleared, and none left for describe() to count down to. */
+  private cancelRetry(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryAt = undefined;
   }
 
   private isLeading(): boolean {
