@@ -174,7 +174,7 @@ describe('report writer requests', () => {
     expect(lines).toEqual([]);
   });
 
-  it('a 409 on create is someone else’s report, left alone; a 404 on delete was already gone; both complete the round', async () => {
+  it('a 409 on create is a report of someone else, left alone; a 404 on delete was already gone; both complete the round', async () => {
     const { writer, lines } = scripted((req) => {
       if (req.method === 'GET') return { items: [stored('gone', '1')], metadata: {} };
       throw apiError(req.method === 'POST' ? 409 : 404);
