@@ -54,6 +54,7 @@ export default defineConfig({
       'test/cluster/ip-lookup.test.ts',
       'test/cluster/lease.test.ts',
       'test/cluster/service-cidr-watch.test.ts',
+      'test/cluster/small-parts.test.ts',
       'test/cluster/snapshot.test.ts',
       'test/cluster/watch-timeouts.test.ts',
       'src/**/*.test.ts',
