@@ -98,17 +98,34 @@ describe('cluster metrics, once per registry', () => {
   const names = async (registry: Registry) =>
     (await registry.getMetricsAsJSON()).map((m) => `${m.name} ${m.type}`).sort();
 
-  it('the watch metrics are registered, and asked for again they are the same objects', async () => {
-    const registry = new Registry();
-    const first = clusterMetrics(registry);
-    expect(clusterMetrics(registry).lastSync).toBe(first.lastSync);
-    expect(await names(registry)).toEqual([
-      'routability_webhook_kube_bad_answers_total counter',
-      'routability_webhook_service_ranges gauge',
-      'routability_webhook_watch_last_sync_timestamp_seconds gauge',
-      'routability_webhook_watch_restarts_total counter',
-    ]);
-  });
+  const sets = [
+    {
+      what: 'the watch metrics',
+      metric: (registry: Registry): unknown => clusterMetrics(registry).lastSync,
+      names: [
+        'routability_webhook_kube_bad_answers_total counter',
+        'routability_webhook_service_ranges gauge',
+        'routability_webhook_watch_last_sync_timestamp_seconds gauge',
+        'routability_webhook_watch_restarts_total counter',
+      ],
+    },
+    {
+      what: 'the allocated-IP lookup metrics',
+      metric: (registry: Registry): unknown => allocationLookupMetrics(registry).duration,
+      names: [
+        'routability_webhook_allocated_ip_cache_hits_total counter',
+        'routability_webhook_allocated_ip_lookup_duration_seconds histogram',
+        'routability_webhook_allocated_ip_lookup_up gauge',
+        'routability_webhook_allocated_ip_lookups_total counter',
+      ],
+    },
+  ];
+  for (const { what, metric, names: expected } of sets)
+    it(`${what} are registered once per registry: asked for again, the same objects`, async () => {
+      const registry = new Registry();
+      expect(metric(registry)).toBe(metric(registry));
+      expect(await names(registry)).toEqual(expected);
+    });
 
   it('the revision gauges start at 0 (no revision known, the field not missing), and are reused', async () => {
     const registry = new Registry();
@@ -121,16 +138,8 @@ describe('cluster metrics, once per registry', () => {
     expect(await registry.metrics()).toContain('routability_webhook_gateway_crd_routability_missing 1\n');
   });
 
-  it('the allocated-IP lookup metrics are registered once, the duration in buckets from 2 ms to 2.5 s', async () => {
-    const registry = new Registry();
-    const first = allocationLookupMetrics(registry);
-    expect(allocationLookupMetrics(registry).duration).toBe(first.duration);
-    expect(await names(registry)).toEqual([
-      'routability_webhook_allocated_ip_cache_hits_total counter',
-      'routability_webhook_allocated_ip_lookup_duration_seconds histogram',
-      'routability_webhook_allocated_ip_lookup_up gauge',
-      'routability_webhook_allocated_ip_lookups_total counter',
-    ]);
+  it('the allocated-IP lookup duration has buckets from 2 ms to 2.5 s', async () => {
+    const first = allocationLookupMetrics(new Registry());
     first.duration.observe(0.003);
     const buckets = (await first.duration.get()).values
       .filter((v) => v.metricName?.endsWith('_bucket'))
