@@ -12,6 +12,9 @@ import { devDefaultSources, staticRangeSource } from '../../src/cluster/static-s
 import { revisionMetrics } from '../../src/cluster/crd-revision-metrics.js';
 import { decideRevision } from '../../src/cluster/crd-revision-decision.js';
 import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
+import { startAllocationLookup } from '../../src/cluster/ip-addresses.js';
+import { DEFAULT_LOOKUP_OPTIONS } from '../../src/cluster/ip-lookup.js';
+import type { KubeClient, KubeRequest } from '../../src/kube/client.js';
 import { context as baseContext } from '../support/gateways.js';
 import { allocationLookupMetrics } from '../../src/cluster/ip-lookup-metrics.js';
 import { clusterMetrics } from '../../src/cluster/metrics.js';
@@ -172,4 +175,43 @@ describe('the revision decision and the allocation prefetch, at their edges', ()
     expect(prefetch.decide(ctx, () => 'answer')).toBe('answer');
     expect(lookups).toBe(0);
   });
+});
+
+describe('the allocated-IP lookups against the cluster', () => {
+  /** A client that answers every GET "not found" and keeps the requests. */
+  function notFoundClient(requests: KubeRequest[]): KubeClient {
+    return {
+      send: (request) => {
+        requests.push(request);
+        return Promise.resolve({
+          status: 404,
+          text: '{"kind":"Status","reason":"NotFound"}',
+          retryAfter: undefined,
+        });
+      },
+      close: () => {},
+    } as Partial<KubeClient> as KubeClient;
+  }
+
+  // The lookup's own deadline ends a GET; the client's, a second later, is a
+  // backstop for a call whose signal never fires. Without options the
+  // default deadline counts.
+  it.each([
+    { options: undefined, backstopMs: DEFAULT_LOOKUP_OPTIONS.timeoutMs + 1_000 },
+    { options: { timeoutMs: 250 }, backstopMs: 1_250 },
+  ])(
+    'the client’s backstop is the lookup deadline plus 1 s (options $options)',
+    async ({ options, backstopMs }) => {
+      const requests: KubeRequest[] = [];
+      const { logger } = capturingLogger();
+      const lookup = startAllocationLookup({ client: notFoundClient(requests), logger, options });
+      try {
+        await lookup.probe();
+        expect(requests.length).toBeGreaterThan(0);
+        for (const r of requests) expect(r.timeoutMs).toBe(backstopMs);
+      } finally {
+        await lookup.close();
+      }
+    },
+  );
 });
