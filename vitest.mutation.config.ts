@@ -59,6 +59,7 @@ export default defineConfig({
       'test/cluster/ip-lookup.test.ts',
       'test/cluster/lease-rounds.test.ts',
       'test/cluster/lease.test.ts',
+      'test/cluster/live-sources.test.ts',
       'test/cluster/select.test.ts',
       'test/cluster/service-cidr-watch.test.ts',
       'test/cluster/small-parts.test.ts',
