@@ -61,6 +61,7 @@ export default defineConfig({
       'test/cluster/lease.test.ts',
       'test/cluster/live-sources.test.ts',
       'test/cluster/select.test.ts',
+      'test/cluster/service-cidr-ranges.test.ts',
       'test/cluster/service-cidr-watch.test.ts',
       'test/cluster/small-parts.test.ts',
       'test/cluster/snapshot-ranges.test.ts',
