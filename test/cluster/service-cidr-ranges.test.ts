@@ -80,20 +80,31 @@ describe('rangesFromServiceCidrs', () => {
   });
 
   // The key is the identity the watch compares to tell a change: it must not depend on list order.
-  it.each([
+  // The nameless object comes in both raw forms: metadata without a name, and no metadata at all.
+  const orders = [
     ['named order', ['a', undefined, 'b']],
     ['reverse order', ['b', undefined, 'a']],
     ['nameless last', ['b', 'a', undefined]],
     ['nameless first', [undefined, 'a', 'b']],
-  ] as const)('sorts the objects by name whatever the list order (%s); a nameless one first', (_, names) => {
-    const cidrOf = { a: '10.1.0.0/16', b: '10.2.0.0/16', none: '10.9.0.0/16' };
-    const objects = names.map((name) =>
-      name === undefined
-        ? { metadata: {}, spec: { cidrs: [cidrOf.none] } }
-        : { metadata: { name }, spec: { cidrs: [cidrOf[name]] } },
-    );
-    expect(rangesFromServiceCidrs(objects).ranges.key()).toBe('10.9.0.0/16,10.1.0.0/16,10.2.0.0/16');
-  });
+  ] as const;
+  it.each(
+    orders.flatMap(([order, names]) =>
+      (['no name', 'no metadata'] as const).map((nameless) => ({ order, names, nameless })),
+    ),
+  )(
+    'sorts the objects by name whatever the list order ($order); one with $nameless first',
+    ({ names, nameless }) => {
+      const cidrOf = { a: '10.1.0.0/16', b: '10.2.0.0/16', none: '10.9.0.0/16' };
+      const objects = names.map((name) =>
+        name !== undefined
+          ? { metadata: { name }, spec: { cidrs: [cidrOf[name]] } }
+          : nameless === 'no name'
+            ? { metadata: {}, spec: { cidrs: [cidrOf.none] } }
+            : { spec: { cidrs: [cidrOf.none] } },
+      );
+      expect(rangesFromServiceCidrs(objects).ranges.key()).toBe('10.9.0.0/16,10.1.0.0/16,10.2.0.0/16');
+    },
+  );
 
   it('leaves out a CIDR this parser refuses and keeps the others, saying which and why', () => {
     const { ranges, skipped } = rangesFromServiceCidrs([
