@@ -57,6 +57,7 @@ export default defineConfig({
       'test/cluster/ip-address-lookup.test.ts',
       'test/cluster/ip-lookup-slots.test.ts',
       'test/cluster/ip-get.test.ts',
+      'test/cluster/ip-lookup-health.test.ts',
       'test/cluster/ip-lookup.test.ts',
       'test/cluster/lease-rounds.test.ts',
       'test/cluster/lease.test.ts',

@@ -72,6 +72,10 @@ export class LookupHealth {
   /** After a probe: counts failures in a row, which lengthen the next wait (1 s, 2 s, … up to the interval, ±20 %, at least a Retry-After). */
   probed(failed: boolean): void {
     this.failedProbes = failed ? this.failedProbes + 1 : 0;
+    // The probe's own set() has already scheduled the next one, with the count before this
+    // failure: schedule it again with this failure counted.
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = undefined;
     this.scheduleProbe();
   }
 
