@@ -163,6 +163,7 @@ describe('lookup health log', () => {
 describe('lookup health probe schedule', () => {
   it('no probe while lookups answer or before anything was asked', () => {
     const h = healthWith();
+    expect(h.health.state).toBe('unknown');
     expect(h.probesAfter(60_000)).toBe(0);
     h.health.set('ok');
     h.health.probed(false);
