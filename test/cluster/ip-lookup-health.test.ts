@@ -22,8 +22,9 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  vi.useRealTimers();
+  // In this order: restoring a spy made while timers were fake must not bring the fake setTimeout back.
   vi.restoreAllMocks();
+  vi.useRealTimers();
 });
 
 function healthWith(probeIntervalMs = 10_000) {
@@ -240,13 +241,17 @@ describe('lookup health probe schedule', () => {
   it('the pending probe does not keep the process alive', () => {
     const h = healthWith();
     const timers: NodeJS.Timeout[] = [];
-    const real = globalThis.setTimeout;
-    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms: number) => {
-      const t = real(fn, ms);
+    const fake = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms: number) => {
+      const t = fake(fn, ms);
       timers.push(t);
       return t;
     }) as typeof setTimeout);
-    h.health.set('unavailable', E1);
+    try {
+      h.health.set('unavailable', E1);
+    } finally {
+      spy.mockRestore();
+    }
     expect(timers).toHaveLength(1);
     expect(timers[0]!.hasRef()).toBe(false);
   });

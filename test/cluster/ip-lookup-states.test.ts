@@ -84,8 +84,9 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  vi.useRealTimers();
+  // In this order: restoring a spy made while timers were fake must not bring the fake setTimeout back.
   vi.restoreAllMocks();
+  vi.useRealTimers();
 });
 
 describe('allocation lookup defaults', () => {
