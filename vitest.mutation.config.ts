@@ -48,7 +48,6 @@ export default defineConfig({
       'test/audit/server-audit.test.ts',
       'test/cluster/crd-revision-select.test.ts',
       'test/cluster/crd-revision-snapshot.test.ts',
-      'test/cluster/crd-revision-source.test.ts',
       'test/cluster/crd-revision-states.test.ts',
       'test/cluster/crd-revision-transitions.test.ts',
       'test/cluster/crd-revision-watch.test.ts',

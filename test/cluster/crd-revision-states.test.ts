@@ -4,16 +4,13 @@
  * once the watch is closed; the start-up log line; and that the backoff given
  * is the one the watch retries with.
  */
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
+import type { RevisionSource } from '../../src/cluster/crd-revision.js';
 import type { BackoffOptions } from '../../src/kube/watch.js';
-import { kubeClient } from '../../src/kube/client.js';
-import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { storedGatewayCrd } from './gateway-crd.js';
-import { capturingLogger, eventually, FAST_BACKOFF, type LogLine } from './helpers.js';
+import { eventually, FAST_BACKOFF, startCrdRevisionWatch, type CrdWatchHarness } from './helpers.js';
 
 const HINT = 'set --gep-revision provisional or experimental (ROUTABILITY_WEBHOOK_GEP_REVISION)';
 
@@ -26,20 +23,10 @@ afterEach(async () => {
   fake = source = undefined;
 });
 
-function start(
-  f: FakeApiServer,
-  backoff: Partial<BackoffOptions> = FAST_BACKOFF,
-): { source: RevisionSource; lines: LogLine[]; description: string } {
-  const { logger, lines } = capturingLogger();
-  const loaded = loadKubeconfig({ kubeconfig: f.kubeconfigPath, env: {} });
-  source = startGatewayCrdRevisionWatch({
-    client: kubeClient(loaded.kc),
-    description: loaded.description,
-    logger,
-    registry: new Registry(),
-    backoff,
-  });
-  return { source, lines, description: loaded.description };
+function start(f: FakeApiServer, backoff?: Partial<BackoffOptions>): CrdWatchHarness {
+  const h = startCrdRevisionWatch(f.kubeconfigPath, backoff);
+  source = h.source;
+  return h;
 }
 
 const watchOf = (s: RevisionSource) => s.describe()['watch'] as { state: string; nextRetryInMs?: number };

@@ -5,15 +5,12 @@
  * of each new decision, that a read of the same CRD changes nothing, and that
  * only the Gateway CRD decides when a list answer carries other CRDs too.
  */
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
-import { kubeClient } from '../../src/kube/client.js';
-import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
+import type { RevisionSource } from '../../src/cluster/crd-revision.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { storedGatewayCrd } from './gateway-crd.js';
-import { capturingLogger, eventually, FAST_BACKOFF, type LogLine } from './helpers.js';
+import { eventually, startCrdRevisionWatch, type CrdWatchHarness } from './helpers.js';
 
 const CRDS = 'customresourcedefinitions';
 
@@ -26,28 +23,17 @@ afterEach(async () => {
   fake = source = undefined;
 });
 
-interface Started {
-  source: RevisionSource;
-  lines: LogLine[];
-  registry: Registry;
+interface Started extends CrdWatchHarness {
   /** How often the onChange listeners were told. */
   told: () => number;
 }
 
 function start(f: FakeApiServer): Started {
-  const { logger, lines } = capturingLogger();
-  const registry = new Registry();
-  const loaded = loadKubeconfig({ kubeconfig: f.kubeconfigPath, env: {} });
-  source = startGatewayCrdRevisionWatch({
-    client: kubeClient(loaded.kc),
-    description: loaded.description,
-    logger,
-    registry,
-    backoff: FAST_BACKOFF,
-  });
+  const h = startCrdRevisionWatch(f.kubeconfigPath);
+  source = h.source;
   let told = 0;
   source.onChange?.(() => told++);
-  return { source, lines, registry, told: () => told };
+  return { ...h, told: () => told };
 }
 
 type Kind = 'provisional' | 'experimental' | 'none' | 'undecidable' | 'absent';

@@ -6,15 +6,13 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kubeClient } from '../../src/kube/client.js';
-import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
-import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
+import type { RevisionSource } from '../../src/cluster/crd-revision.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { storedGatewayCrd } from './gateway-crd.js';
-import { capturingLogger, eventually, FAST_BACKOFF, type LogLine } from './helpers.js';
+import { eventually, startCrdRevisionWatch, type CrdWatchHarness } from './helpers.js';
 
 let fake: FakeApiServer | undefined;
 let source: RevisionSource | undefined;
@@ -27,24 +25,10 @@ afterEach(async () => {
   fake = source = dir = undefined;
 });
 
-interface Started {
-  source: RevisionSource;
-  registry: Registry;
-  lines: LogLine[];
-}
-
-function start(kubeconfig: string): Started {
-  const { logger, lines } = capturingLogger();
-  const registry = new Registry();
-  const loaded = loadKubeconfig({ kubeconfig });
-  source = startGatewayCrdRevisionWatch({
-    client: kubeClient(loaded.kc),
-    description: loaded.description,
-    logger,
-    registry,
-    backoff: FAST_BACKOFF,
-  });
-  return { source, registry, lines };
+function start(kubeconfig: string): CrdWatchHarness {
+  const h = startCrdRevisionWatch(kubeconfig);
+  source = h.source;
+  return h;
 }
 
 async function metric(registry: Registry, name: string): Promise<string[]> {

@@ -6,6 +6,7 @@ import { ruleContext } from '../../src/config/rules.js';
 import { parseServeConfig, type ServeConfig } from '../../src/config/serve.js';
 import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
 import { selectClusterSources, type SelectDeps } from '../../src/cluster/select.js';
+import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
 import { validateGateway, type ValidationResult } from '../../src/rules/index.js';
 import { clusterMetrics } from '../../src/cluster/metrics.js';
@@ -75,6 +76,32 @@ export async function startSources(
     ...(extra.lookup ? { lookup: extra.lookup } : {}),
   });
   return { sources, registry, lines, config };
+}
+
+export interface CrdWatchHarness {
+  source: RevisionSource;
+  lines: LogLine[];
+  registry: Registry;
+  /** The kubeconfig's description, as the watch's messages name the cluster. */
+  description: string;
+}
+
+/** The Gateway CRD revision watch against the cluster of `kubeconfig` (the fake API server's). */
+export function startCrdRevisionWatch(
+  kubeconfig: string,
+  backoff: Partial<BackoffOptions> = FAST_BACKOFF,
+): CrdWatchHarness {
+  const { logger, lines } = capturingLogger();
+  const registry = new Registry();
+  const loaded = loadKubeconfig({ kubeconfig, env: {} });
+  const source = startGatewayCrdRevisionWatch({
+    client: kubeClient(loaded.kc),
+    description: loaded.description,
+    logger,
+    registry,
+    backoff,
+  });
+  return { source, lines, registry, description: loaded.description };
 }
 
 /** Polls (1 ms) until the predicate holds; rejects after `ms` with a description. */

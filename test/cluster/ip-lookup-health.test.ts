@@ -4,9 +4,10 @@
  * fail (fake clock and timers, a fixed jitter: no waiting).
  */
 import { Registry } from 'prom-client';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LookupHealth, type LookupState } from '../../src/cluster/ip-lookup-health.js';
 import { allocationLookupMetrics } from '../../src/cluster/ip-lookup-metrics.js';
+import { fakeClockAt } from './fake-clock.js';
 import { capturingLogger } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -14,18 +15,8 @@ const iso = (ms: number) => new Date(T0 + ms).toISOString();
 const E1 = { reason: 'HTTP 503 from the API server', detail: 'busy' };
 const E2 = { reason: 'API server unreachable (ECONNREFUSED)', detail: 'connect ECONNREFUSED' };
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  vi.setSystemTime(T0);
-  // No jitter unless a test says otherwise: 0.8 + 0.4 × 0.5 = 1.
-  vi.spyOn(Math, 'random').mockReturnValue(0.5);
-});
-
-afterEach(() => {
-  // In this order: restoring a spy made while timers were fake must not bring the fake setTimeout back.
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
+// No jitter unless a test says otherwise.
+fakeClockAt(T0);
 
 function healthWith(probeIntervalMs = 10_000) {
   const { logger, lines } = capturingLogger();

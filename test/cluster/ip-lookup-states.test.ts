@@ -5,10 +5,11 @@
  * a fixed jitter: no HTTP, no waiting.
  */
 import { Registry } from 'prom-client';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { GetResult, IPAddressGetter } from '../../src/cluster/ip-get.js';
 import { createAllocationLookup, type LookupOptions } from '../../src/cluster/ip-lookup.js';
 import { allocationLookupMetrics } from '../../src/cluster/ip-lookup-metrics.js';
+import { fakeClockAt } from './fake-clock.js';
 import { capturingLogger } from './helpers.js';
 
 type Answer = (name: string, signal: AbortSignal) => Promise<GetResult>;
@@ -76,18 +77,7 @@ function start(
   return { lookup, lines, registry, tick: (ms: number) => (clock += ms) };
 }
 
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  vi.setSystemTime(T0);
-  // No jitter: 0.8 + 0.4 × 0.5 = 1.
-  vi.spyOn(Math, 'random').mockReturnValue(0.5);
-});
-
-afterEach(() => {
-  // In this order: restoring a spy made while timers were fake must not bring the fake setTimeout back.
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
+fakeClockAt(T0);
 
 describe('allocation lookup defaults', () => {
   it('probes 0.0.0.0 at start, answers within 1 s, keeps 1,000 answers for 5 s', async () => {
