@@ -120,8 +120,8 @@ describe('the params sync against the fake API server', () => {
     fake.requests
       .filter((r) => r.at >= since && r.path === PATH && (method === undefined || r.method === method))
       .map((r) => r.at);
-  const counts = { writes: 0, failures: 0 };
-  const metrics = { writes: { inc: () => counts.writes++ }, failures: { inc: () => counts.failures++ } };
+  /** This test's sync's counts: a sync stopped by the test before counts into its own object, not this one. */
+  let counts = { writes: 0, failures: 0 };
 
   beforeAll(async () => {
     fake = await FakeApiServer.start();
@@ -132,7 +132,6 @@ describe('the params sync against the fake API server', () => {
     sync?.stop();
     sync = undefined;
     fake.faults.clearAll();
-    counts.writes = counts.failures = 0;
   });
   afterAll(async () => {
     client.close();
@@ -144,6 +143,9 @@ describe('the params sync against the fake API server', () => {
   ) {
     since = performance.now();
     const { logger, lines } = capturingLogger();
+    const own = { writes: 0, failures: 0 };
+    counts = own;
+    const metrics = { writes: { inc: () => own.writes++ }, failures: { inc: () => own.failures++ } };
     sync = startParamsSync({
       client,
       namespace: NS,
@@ -188,6 +190,8 @@ describe('the params sync against the fake API server', () => {
     fake.faults.add({ resource: 'configmaps', verbs: ['write'] }, { kind: 'status', code }, { count: 2 });
     const lines = start({ inputs: inputsWith(ranges('10.96.0.0/16')) });
     await until(() => cm.patches.length === 1, 10_000, 'the write after two failures');
+    // The fake stores the PATCH when it arrives; the sync counts it once it has read the answer.
+    await until(() => counts.writes === 1, 5_000, 'the write counted');
     const writes = mine('PATCH');
     expect(writes).toHaveLength(3);
     // random() = 1: the full backoff, 100 ms then 200 ms (timers never fire early).
