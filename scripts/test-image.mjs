@@ -5,8 +5,9 @@
 //   1. base images: local, else pulled, else made here (scripts/image/base.mjs);
 //   2. build from `git archive HEAD` (uncommitted files cannot leak in), npm's registry settings and
 //      CA passed as build secrets; build time, image size;
-//   3. layers: no npm/corepack/yarn/headers, no npmrc or CA, exactly the lock file's production
-//      packages, only dist/ + node_modules/ + package.json under /app, no key files;
+//   3. layers: no shell, package manager or program but node, no npm/corepack/yarn/headers, no
+//      npmrc or CA, exactly the lock file's production packages, only dist/ + node_modules/ +
+//      package.json under /app, no key files; base pinned by digest (the stand-in by its own);
 //   4. run with the chart's rendered arguments and security settings (scripts/image/chart.mjs),
 //      certificates in a Secret-volume layout: /readyz, the fixture reviews against their goldens,
 //      a certificate swap picked up without a restart, RSS idle and under a short load, and
@@ -33,7 +34,7 @@ import { connect } from 'node:tls';
 import { isDeepStrictEqual } from 'node:util';
 import { Buffer } from 'node:buffer';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
-import { ensureBaseImages } from './image/base.mjs';
+import { dockerfileBase, ensureBaseImages } from './image/base.mjs';
 import { podRunPlan, podmanRunFlags, renderPod, NAMESPACE, RELEASE } from './image/chart.mjs';
 import { imageLayers, installedPackages } from './image/layers.mjs';
 import { podman, podmanOk, run, ulimitFlags } from './image/podman.mjs';
@@ -113,8 +114,18 @@ function npmSecrets(dir) {
   return { flags, cafile };
 }
 
-async function build(tree, secrets) {
-  const args = ['build', '--pull=never', '-t', TAG, ...secrets.flags, '-f', join(tree, 'Dockerfile'), tree];
+async function build(tree, secrets, baseArgs) {
+  const args = [
+    'build',
+    '--pull=never',
+    '-t',
+    TAG,
+    ...baseArgs,
+    ...secrets.flags,
+    '-f',
+    join(tree, 'Dockerfile'),
+    tree,
+  ];
   if (noCache) args.splice(1, 0, '--no-cache');
   const t0 = Date.now();
   const r = await podman(args, { timeoutMs: 1_200_000 });
@@ -149,6 +160,33 @@ async function checkLayers(tree, secrets) {
     'no npmrc, npm cache or build secret in any layer',
     npmState.length === 0,
     npmState.slice(0, 5).join(', '),
+  );
+  // No shell, no package manager, no other program: node is the only file in a bin folder.
+  const programs = [...new Set(all.filter((f) => /^(usr\/)?(local\/)?s?bin\/./.test(f)))];
+  check(
+    'no shell, package manager or other program: node is the only file in a bin folder',
+    isDeepStrictEqual(programs, ['usr/local/bin/node']),
+    programs.slice(0, 8).join(', '),
+  );
+  const packaging = all.filter((f) =>
+    /^(etc\/apt|var\/lib\/apt|var\/cache\/apt|usr\/lib\/apt|etc\/dpkg)(\/|$)|^var\/lib\/dpkg\/(status|info|available)$|^var\/lib\/dpkg\/info\//.test(
+      f,
+    ),
+  );
+  check(
+    'no apt or dpkg database or configuration (only the status.d records SBOM scanners read)',
+    packaging.length === 0,
+    packaging.slice(0, 5).join(', '),
+  );
+  // The Debian packages the root carries are listed for SBOM scanners, each with its licence.
+  const debs = all.filter((f) => f.startsWith('var/lib/dpkg/status.d/') && f !== 'var/lib/dpkg/status.d/');
+  const noCopyright = debs
+    .map((f) => f.slice('var/lib/dpkg/status.d/'.length))
+    .filter((pkg) => !all.includes(`usr/share/doc/${pkg}/copyright`));
+  check(
+    'the runtime root lists its Debian packages (dpkg status.d), each with its copyright file',
+    debs.length > 0 && noCopyright.length === 0,
+    `${debs.length} packages${noCopyright.length ? `; no copyright: ${noCopyright.join(', ')}` : ''}`,
   );
   const whiteouts = all.filter((f) => /(^|\/)\.wh\./.test(f));
   check(
@@ -507,6 +545,13 @@ async function cliFromImage(tree) {
     '-v',
     `${manifest}:/work/gateways.yaml:ro`,
   ];
+  // Nothing to exec into: a shell entrypoint cannot start.
+  for (const shell of ['/bin/sh', '/bin/bash', 'sh']) {
+    const r = await podman(['run', ...flags, '--entrypoint', shell, TAG, '-c', 'true'], {
+      timeoutMs: 120_000,
+    });
+    check(`the image has no shell: --entrypoint ${shell} does not start`, r.code !== 0, `exit ${r.code}`);
+  }
   const help = await podman(['run', ...flags, TAG, '--help'], { timeoutMs: 120_000 });
   check(
     'the image runs the CLI: --help exits 0 and lists check',
@@ -541,20 +586,23 @@ async function main() {
   const tree = await committedTree();
   const secretsDir = mkdtempSync(join(tmpdir(), 'image-secrets-'));
   try {
-    const base = await ensureBaseImages({ rebuild: rebuildBase, log });
+    const pinned = dockerfileBase(readFileSync(join(tree, 'Dockerfile'), 'utf8'));
+    if (!check('the Dockerfile pins its base image by digest', pinned !== undefined))
+      throw new Error('Dockerfile: no `ARG NODE_IMAGE=name:tag@sha256:<64 hex>`');
+    const base = await ensureBaseImages({ rebuild: rebuildBase, pinned, log });
     const probe = await podman(
-      ['run', '--rm', ...(await ulimitFlags()), '--network=none', base.debian, 'true'],
+      ['run', '--rm', ...(await ulimitFlags()), '--network=none', base.node, 'true'],
       { timeoutMs: 120_000 },
     );
     if (probe.code !== 0)
-      skip(`a plain ${base.debian} container does not start: ${probe.stderr.trim().split('\n').pop()}`);
+      skip(`a plain ${base.node} container does not start: ${probe.stderr.trim().split('\n').pop()}`);
     figure(
-      'base images',
-      `${base.node} (node ${base.nodeVersion}), runtime root ${base.debian}${base.standIn ? (base.made ? ' (stand-ins, made now)' : ' (stand-ins made here)') : ''}`,
+      'base image',
+      `${base.node} (node ${base.nodeVersion})${base.standIn ? `, a stand-in${base.made ? ' made now' : ' made here'}, pinned by its own digest (the Dockerfile pins ${pinned})` : ', the Dockerfile default'}`,
     );
 
     const secrets = npmSecrets(secretsDir);
-    const built = await build(tree, secrets);
+    const built = await build(tree, secrets, base.buildArgs);
     figure(
       'build time',
       `${seconds(built.ms)}${built.cachedSteps ? ` (${built.cachedSteps} steps from cache)` : ' (no cached steps)'}`,

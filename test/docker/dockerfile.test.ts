@@ -2,7 +2,7 @@
 // image): they run everywhere in a second, and guard what a green image test can miss — the Node
 // line agreeing across Dockerfile, engines, CI and README; every `npm ci` checked by `npm ls` and fed
 // by secrets only; the build context keeping what the build copies; the image matching the chart.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -131,9 +131,22 @@ const { NODE_MAJOR, NODE_VERSION } = (await import(
 describe('one Node.js line everywhere', () => {
   const pkg = JSON.parse(read('package.json')) as { engines: { node: string } };
 
-  it('the Dockerfile builds on node:<the CI-tested major>-bookworm-slim, pinned to a tag', () => {
-    expect(args['NODE_IMAGE']).toBe(`node:${NODE_MAJOR}-bookworm-slim`);
+  it('the Dockerfile builds on node:<the CI-tested major>-bookworm-slim, pinned by digest', () => {
+    expect(args['NODE_IMAGE']).toMatch(
+      new RegExp(`^docker\\.io/library/node:${NODE_MAJOR}-bookworm-slim@sha256:[0-9a-f]{64}$`),
+    );
     expect(NODE_VERSION.startsWith(`${NODE_MAJOR}.`)).toBe(true);
+  });
+
+  it('scripts/image/base.mjs reads that pin, and its stand-in carries the same name', async () => {
+    const base = (await import(pathToFileURL(join(root, 'scripts', 'image', 'base.mjs')).href)) as {
+      dockerfileBase(text: string): string | undefined;
+      NODE_IMAGE: string;
+    };
+    expect(base.dockerfileBase(read('Dockerfile'))).toBe(args['NODE_IMAGE']);
+    expect(args['NODE_IMAGE']?.split('@')[0]).toBe(base.NODE_IMAGE);
+    // A base by tag alone is not a pin: the image test refuses it.
+    expect(base.dockerfileBase('ARG NODE_IMAGE=node:24-bookworm-slim\n')).toBeUndefined();
   });
 
   it('package.json engines admits that major (and only LTS lines)', () => {
@@ -152,13 +165,24 @@ describe('one Node.js line everywhere', () => {
 });
 
 describe('Dockerfile', () => {
-  it('builds in node stages and ships a runtime stage that is not the node image', () => {
-    expect(stages.map((s) => s.name)).toEqual(['deps', 'build', undefined]);
-    for (const stage of [byName('deps'), byName('build')]) expect(stage.from).toBe(args['NODE_IMAGE']);
-    // npm, corepack, yarn and headers sit in the node image's layers: a runtime stage built on it
-    // would ship them however many files it deletes.
-    expect(runtime.from).toBe(args['RUNTIME_IMAGE']);
-    expect(args['RUNTIME_IMAGE']).toBe('debian:bookworm-slim');
+  it('builds in node stages and ships a runtime stage FROM scratch: no shell, no package manager', () => {
+    expect(stages.map((s) => s.name)).toEqual(['deps', 'build', 'rootfs', undefined]);
+    for (const stage of [byName('deps'), byName('build'), byName('rootfs')])
+      expect(stage.from).toBe(args['NODE_IMAGE']);
+    // npm, corepack, yarn, headers, the shell and apt sit in the node image's layers: a runtime
+    // stage built on it would ship them however many files it deletes.
+    expect(runtime.from).toBe('scratch');
+    expect(runs(runtime)).toEqual([]); // nothing to run a RUN with
+    expect(Object.keys(args)).toEqual(['NODE_IMAGE']);
+  });
+
+  it('the rootfs stage proves node runs from that root alone, as root and as the runtime user', () => {
+    const rootfs = runs(byName('rootfs')).join('\n');
+    expect(rootfs).toContain('chroot /rootfs /usr/local/bin/node');
+    expect(rootfs).toContain('chroot --userspec=65532:65532 /rootfs /usr/local/bin/node');
+    for (const pkg of ['libc6', 'libgcc-s1', 'libstdc++6']) expect(rootfs).toContain(pkg);
+    expect(rootfs).toContain('/rootfs/var/lib/dpkg/status.d/');
+    expect(rootfs).not.toMatch(/\/bin\/(sh|bash|dash)\b.*\/rootfs|apt-get|dpkg -i/);
   });
 
   it('checks every npm ci with npm ls in the same step, and feeds npm only through secrets', () => {
@@ -183,8 +207,7 @@ describe('Dockerfile', () => {
         expect(ins.args).not.toMatch(/registry|cafile|\bca=|token|auth|password|secret|key/i);
   });
 
-  it('the runtime stage installs nothing and copies node, production node_modules and dist only', () => {
-    expect(runs(runtime).join('\n')).not.toMatch(/\bnpm\b|\byarn\b|\bpnpm\b|apt-get/);
+  it('the runtime stage copies the assembled root, production node_modules and dist only', () => {
     const sources = copies(runtime).map((c) => {
       expect(c.keyword).toBe('COPY');
       const m = /^--from=(\S+)\s+(\S+)\s+\S+$/.exec(c.args);
@@ -195,8 +218,12 @@ describe('Dockerfile', () => {
       'build:/src/dist',
       'build:/src/package.json',
       'deps:/src/node_modules',
-      'deps:/usr/local/bin/node',
+      'rootfs:/rootfs/',
     ]);
+  });
+
+  it('names no frontend image by tag (no `# syntax=` line)', () => {
+    expect(read('Dockerfile')).not.toMatch(/^#\s*syntax=/m);
   });
 
   it('every file the build stages copy is in the build context', () => {
@@ -221,14 +248,27 @@ describe('Dockerfile', () => {
     expect(values).toContain(`healthPort: ${expose?.[1]}`);
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
     const entrypoint = runtime.instructions.find((i) => i.keyword === 'ENTRYPOINT');
+    // An absolute path: no shell or PATH lookup is needed to start it.
     expect(JSON.parse(entrypoint?.args ?? 'null')).toEqual([
-      'node',
+      '/usr/local/bin/node',
       `/app/${pkg.bin['routability-webhook']}`,
     ]);
     expect(JSON.parse(runtime.instructions.find((i) => i.keyword === 'CMD')?.args ?? 'null')).toEqual([
       'serve',
     ]);
   });
+});
+
+describe('nothing expects a shell in the image', () => {
+  const templates = join(root, 'charts', 'gateway-routability-webhook', 'templates');
+  it.each(readdirSync(templates).filter((f) => /\.(ya?ml|tpl)$/.test(f)))(
+    'chart template %s runs the image entrypoint (no command:, no sh -c)',
+    (file) => {
+      const text = readFileSync(join(templates, file), 'utf8');
+      expect(text).not.toMatch(/^\s*command:/m);
+      expect(text).not.toMatch(/\bsh\s+-c\b|\/bin\/(ba|da)?sh\b/);
+    },
+  );
 });
 
 describe('.dockerignore', () => {
