@@ -16,7 +16,7 @@ const WALLS = {
   certs: { src: '', packages: 'node:crypto node:fs/promises node:path selfsigned' },
   check: { src: 'cluster config rules io.ts', packages: 'node:fs node:path yaml' },
   cli: {
-    src: 'admission audit certs check config crd kube policy rules server webhooks error-text.ts io.ts',
+    src: 'admission audit certs check config crd kube policy rules server verify webhooks error-text.ts io.ts',
     packages: 'node:fs node:fs/promises node:path node:url pino yaml',
   },
   cluster: {
@@ -44,6 +44,8 @@ const WALLS = {
     src: 'audit certs cluster config http inputs kube policy readiness.ts',
     packages: 'pino prom-client node:fs node:https node:net node:path node:tls',
   },
+  // verify: proves admission on a live cluster with dry runs; expected texts from the rule catalogue.
+  verify: { src: 'crd json kube rules', packages: '' },
   // The AdmissionReview protocol (admission/) and the rules meet here.
   webhooks: { src: 'admission rules', packages: '' },
   'error-text.ts': { src: '', packages: '' },

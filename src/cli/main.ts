@@ -17,6 +17,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   'crd-patch': () => import('./crd-patch.js'),
   certs: () => import('./certs.js'),
   policy: () => import('./policy.js'),
+  verify: () => import('./verify.js'),
 };
 
 async function usage(): Promise<string> {

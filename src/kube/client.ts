@@ -58,6 +58,19 @@ export interface KubeAnswer {
   readonly status: number;
   readonly text: string;
   readonly retryAfter: string | undefined;
+  /** The texts of the answer's `Warning: 299 - "text"` headers (admission warnings among them), in order. */
+  readonly warnings?: readonly string[];
+}
+
+/** The texts of RFC 7234 `Warning` headers as the API server sends them (`299 - "text"`, one per header). */
+export function warningTexts(rawHeaders: readonly string[]): string[] {
+  const texts: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== 'warning') continue;
+    const m = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(rawHeaders[i + 1]!);
+    if (m) texts.push(m[1]!.replace(/\\(.)/g, '$1'));
+  }
+  return texts;
 }
 
 /**
@@ -246,7 +259,12 @@ class Client implements KubeClient {
           request.maxBodyBytes ?? MAX_BODY_BYTES,
           `${what}: answer`,
         );
-        return { status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] };
+        return {
+          status: res.statusCode ?? 0,
+          text,
+          retryAfter: res.headers['retry-after'],
+          warnings: warningTexts(res.rawHeaders),
+        };
       })
       .catch((err: unknown) => {
         // The deadline's own text (`no answer within …`), not the socket's.
