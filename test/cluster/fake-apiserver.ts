@@ -390,6 +390,12 @@ export class FakeApiServer {
     return String(rv);
   }
 
+  /** A stored object (namespaced ones by `namespace/name`), as stored; undefined when there is none. */
+  object(resource: string, key: string): Obj | undefined {
+    const found = this.resource(resource).objects.get(key);
+    return found === undefined ? undefined : structuredClone(found);
+  }
+
   /** Removes an object (DELETED); namespaced objects are named `namespace/name`. */
   remove(resource: string, name: string): void {
     const r = this.resource(resource);
