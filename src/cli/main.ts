@@ -18,6 +18,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<{ command: Command }>>> = 
   certs: () => import('./certs.js'),
   policy: () => import('./policy.js'),
   verify: () => import('./verify.js'),
+  disarm: () => import('./disarm.js'),
 };
 
 async function usage(): Promise<string> {
