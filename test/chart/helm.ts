@@ -100,7 +100,16 @@ export interface RenderOptions {
   setJson?: Record<string, unknown>;
   extraArgs?: string[];
   namespace?: string;
+  /**
+   * Keep the lifecycle hooks (verify's helm test and hook, the pre-delete disarm Job, and their RBAC,
+   * labelled app.kubernetes.io/component verify or disarm). Off by default: most tests are about the
+   * webhook's own objects; test/chart/lifecycle.test.ts renders them.
+   */
+  lifecycleHooks?: boolean;
 }
+
+/** The component labels of the lifecycle hooks' objects. */
+export const LIFECYCLE_COMPONENTS = ['verify', 'disarm'];
 
 export function templateArgs(opts: RenderOptions = {}): string[] {
   const args = ['template', RELEASE, '.', '--namespace', opts.namespace ?? NAMESPACE];
@@ -130,7 +139,11 @@ export function parseManifests(text: string): K8sObject[] {
 export async function render(opts: RenderOptions = {}): Promise<K8sObject[]> {
   const result = await helm(templateArgs(opts));
   if (result.code !== 0) throw new Error(`helm template failed (${result.code}):\n${result.stderr}`);
-  return parseManifests(result.stdout);
+  const docs = parseManifests(result.stdout);
+  if (opts.lifecycleHooks) return docs;
+  return docs.filter(
+    (d) => !LIFECYCLE_COMPONENTS.includes(d.metadata.labels?.['app.kubernetes.io/component'] ?? ''),
+  );
 }
 
 /** helm template expected to fail; returns helm's error output. */
