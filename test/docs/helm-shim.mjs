@@ -91,7 +91,14 @@ function check(release, checks) {
     fail(`doc-rendered: no helm install or upgrade of ${release} ran`);
   const docs = YAML.parseAllDocuments(readFileSync(statePath(release, 'yaml'), 'utf8'))
     .map((d) => d.toJS())
-    .filter((d) => d);
+    .filter((d) => d)
+    // What install and upgrade create: not the hooks of other events (helm test, pre-delete).
+    .filter((d) => {
+      const hooks = d.metadata?.annotations?.['helm.sh/hook'];
+      return (
+        hooks === undefined || hooks.split(',').some((h) => /^(pre|post)-(install|upgrade)$/.test(h.trim()))
+      );
+    });
   const problems = [];
   for (const c of checks) {
     if (c.startsWith('!') && !c.includes(':')) {

@@ -3,8 +3,11 @@ TLS material. Three modes (tls.mode):
   certManager    cert-manager issues the serving certificate; its cainjector fills caBundle on both
                  webhook configurations (annotation cert-manager.io/inject-ca-from).
   helm           the chart generates a CA and a serving certificate once and keeps them: on upgrade
-                 it reads the existing Secret back with `lookup` and reuses it. `helm template` and
-                 --dry-run=client cannot look up, so they always show fresh material.
+                 it reads the existing Secret back with `lookup` and reuses it, until the certificate
+                 is within tls.helm.renewBeforeDays of its expiry (recorded on the Secret): then it
+                 renews both, with the previous CA kept in caBundle. `helm template` and
+                 --dry-run=client cannot look up, so they always show fresh material (GitOps: use
+                 certManager or existingSecret).
   existingSecret you manage the Secret; tls.existingSecret.caBundle is the CA that signed it.
 */}}
 
@@ -28,15 +31,29 @@ genCA is random.
 {{- $crt := dig "data" "tls.crt" "" $existing -}}
 {{- $key := dig "data" "tls.key" "" $existing -}}
 {{- $ca := dig "data" "ca.crt" "" $existing -}}
+{{- $notAfter := dig "metadata" "annotations" "gateway-routability-webhook.io/not-after-unix" "" $existing -}}
+{{- $renewBefore := int .Values.tls.helm.renewBeforeDays -}}
+{{- $renewFrom := now | dateModify (printf "+%dh" (mul 24 $renewBefore)) | unixEpoch -}}
 {{- $material := dict -}}
-{{- if and $crt $key $ca -}}
-{{- $material = dict "ca.crt" $ca "tls.crt" $crt "tls.key" $key -}}
+{{- if and $crt $key $ca $notAfter (gt (atoi $notAfter) (atoi $renewFrom)) -}}
+{{- $material = dict "ca.crt" $ca "tls.crt" $crt "tls.key" $key "notAfter" $notAfter -}}
 {{- else -}}
+{{- /* First install, a partial Secret, a certificate within renewBeforeDays of expiry, or one from a
+       chart that did not record its expiry: new CA and certificate. caBundle keeps the previous CA
+       beside the new one, so replicas still serving the old certificate until the kubelet swaps the
+       mounted Secret stay trusted: renewal needs no restart and causes no outage. */ -}}
 {{- $svc := include "grw.serviceName" . -}}
 {{- $newCA := genCA (printf "%s-ca" (include "grw.fullname" .)) (int .Values.tls.helm.caValidityDays) -}}
 {{- $dnsNames := include "grw.dnsNames" . | fromYamlArray -}}
-{{- $cert := genSignedCert (printf "%s.%s.svc" $svc .Release.Namespace) nil $dnsNames (int .Values.tls.helm.certValidityDays) $newCA -}}
-{{- $material = dict "ca.crt" ($newCA.Cert | b64enc) "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) -}}
+{{- $days := int .Values.tls.helm.certValidityDays -}}
+{{- $cert := genSignedCert (printf "%s.%s.svc" $svc .Release.Namespace) nil $dnsNames $days $newCA -}}
+{{- $bundle := $newCA.Cert -}}
+{{- if and $crt $key $ca -}}
+{{- $previous := regexFind "(?s)-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----" (b64dec $ca) -}}
+{{- if $previous }}{{ $bundle = printf "%s\n%s\n" (trim $newCA.Cert) $previous }}{{ end -}}
+{{- end -}}
+{{- $until := now | dateModify (printf "+%dh" (mul 24 $days)) | unixEpoch -}}
+{{- $material = dict "ca.crt" ($bundle | b64enc) "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) "notAfter" (toString $until) -}}
 {{- end -}}
 {{- $_ := set .Values "_grwHelmTLS" $material -}}
 {{- end -}}
