@@ -236,3 +236,23 @@ describe.skipIf(skipReason !== undefined)('helm test: verify', () => {
     expect(component(p, 'verify')).toEqual([]);
   });
 });
+
+describe.skipIf(skipReason !== undefined)('hook Pods are never the webhook', () => {
+  it('no hook Pod carries the labels the Service, PodDisruptionBudget and NetworkPolicy select', async () => {
+    const docs = await render({
+      lifecycleHooks: true,
+      setJson: { 'verify.hook.enabled': true, 'crdPatch.enabled': true },
+    });
+    const selector = one(docs, 'Service').spec.selector as Record<string, string>;
+    const pods = [
+      ...all(docs, 'Pod').map((p) => p.metadata.labels ?? {}),
+      ...all(docs, 'Job').map((j) => j.spec.template.metadata.labels ?? {}),
+    ];
+    expect(pods.length).toBe(4);
+    for (const labels of pods)
+      expect(
+        Object.entries(selector).every(([k, v]) => labels[k] === v),
+        JSON.stringify(labels),
+      ).toBe(false);
+  });
+});
