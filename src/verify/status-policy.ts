@@ -23,34 +23,33 @@ import type { VerifySettings } from './steps.js';
 const GATEWAYS = (ns: string) =>
   `/apis/gateway.networking.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/gateways`;
 
-/** The first stored Gateway of the namespace, or undefined (the step then says what it cannot prove). */
+/** The first stored Gateway of the namespace (none: the step says what it cannot prove), or the step's failure. */
 async function someGateway(
   client: KubeClient,
   s: VerifySettings,
-): Promise<Record<string, unknown> | StepResult | undefined> {
+): Promise<{ gateway?: Record<string, unknown>; result?: StepResult }> {
   const answer = await client.send({
     path: GATEWAYS(s.namespace),
     query: { limit: '1' },
     timeoutMs: s.timeoutMs,
   });
   const refused = refusal('status', answer, `list on gateways in namespace ${s.namespace}`);
-  if (refused) return refused;
+  if (refused) return { result: refused };
   if (!isSuccess(answer))
-    return failed('status', `cannot list Gateways in ${s.namespace}: ${statusMessage(answer)}`);
+    return { result: failed('status', `cannot list Gateways in ${s.namespace}: ${statusMessage(answer)}`) };
   const first = asRecord(dig(parsed(answer.text), 'items', 0));
-  return first === undefined ? undefined : { ...first };
+  return first === undefined ? {} : { gateway: { ...first } };
 }
 
 export async function checkStatusPath(client: KubeClient, s: VerifySettings): Promise<StepResult> {
   const step = 'status';
-  const found = await someGateway(client, s);
-  if (found === undefined)
+  const { gateway, result } = await someGateway(client, s);
+  if (result) return result;
+  if (gateway === undefined)
     return unproven(
       step,
       `no Gateway in ${s.namespace} to dry-run a status update on (a create never reaches gateways/status): not proven`,
     );
-  if ('outcome' in found && 'step' in found) return found as StepResult;
-  const gateway = found;
   const name = String(dig(gateway, 'metadata', 'name'));
   const addresses = dig(gateway, 'status', 'addresses');
   const status = { ...(asRecord(own(gateway, 'status')) ?? {}) };

@@ -157,10 +157,10 @@ describe.skipIf(skipReason !== undefined)('helm TLS mode across upgrades (lookup
       const [newCa, previousCa] = bundle as [X509Certificate, X509Certificate];
       expect(new X509Certificate(Buffer.from(data['tls.crt']!, 'base64')).checkIssued(newCa)).toBe(true);
       // Replicas still serving the old certificate until the kubelet swaps the Secret stay trusted.
-      expect(new X509Certificate(Buffer.from(old['tls.crt'], 'base64')).checkIssued(previousCa)).toBe(true);
+      expect(new X509Certificate(Buffer.from(old['tls.crt']!, 'base64')).checkIssued(previousCa)).toBe(true);
       for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'])
         expect(one(docs, kind).webhooks[0].clientConfig.caBundle).toBe(data['ca.crt']);
-      const recorded = Number(secret.metadata.annotations['gateway-routability-webhook.io/not-after-unix']);
+      const recorded = Number(secret.metadata.annotations?.['gateway-routability-webhook.io/not-after-unix']);
       const leafNotAfter =
         new Date(new X509Certificate(Buffer.from(data['tls.crt']!, 'base64')).validTo).getTime() / 1000;
       expect(Math.abs(recorded - leafNotAfter)).toBeLessThan(120);
