@@ -29,7 +29,12 @@ export function probeGateway(
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'Gateway',
-    metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'routability-webhook-verify' } },
+    // generateName: a stored Gateway of the same name would make a create fail with AlreadyExists.
+    metadata: {
+      generateName: `${name}-`,
+      namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'routability-webhook-verify' },
+    },
     spec: {
       gatewayClassName: 'routability-verify',
       listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],

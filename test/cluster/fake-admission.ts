@@ -201,7 +201,27 @@ export function installDryRunAdmission(fake: FakeApiServer, webhooks: readonly F
       // On the status subresource only status changes; on create status is dropped.
       const object: Json = stored ? { ...stored, status: body['status'] } : { ...body };
       if (!stored) delete object['status'];
-      object['metadata'] = { ...(object['metadata'] as Json), namespace };
+      const meta = object['metadata'] as Json;
+      // The API server completes a generateName with five random characters, dry runs included.
+      const generated = typeof meta['generateName'] === 'string' && meta['name'] === undefined;
+      object['metadata'] = {
+        ...meta,
+        namespace,
+        ...(generated ? { name: `${String(meta['generateName'])}x7k2q` } : {}),
+      };
+      const taken =
+        !stored &&
+        typeof meta['name'] === 'string' &&
+        fake.object('gateways', `${namespace}/${meta['name']}`);
+      if (taken) {
+        sendStatus(
+          res,
+          409,
+          'AlreadyExists',
+          `gateways.gateway.networking.k8s.io "${String(meta['name'])}" already exists`,
+        );
+        return;
+      }
       if (!crdDeclaresRoutability(fake)) prune(object);
       const warnings = await admit(webhooks, { namespace, name, object, oldObject: stored ?? null }, res);
       if (warnings === undefined) return;

@@ -84,6 +84,15 @@ describe('verify on a working setup', () => {
     expect(writes.every((q) => q.query['dryRun'] === 'All')).toBe(true);
   });
 
+  it('names its probes with generateName: a stored Gateway of any name never makes a create fail', async () => {
+    withWebhooks(realWebhook());
+    fake.put('gateways', gateway('apps', 'routability-verify-admitted', {}));
+    fake.put('gateways', gateway('apps', 'routability-verify-denied', {}));
+    const r = await verify();
+    expect(r.line('admitted')).toMatch(/^ok admitted: /);
+    expect(r.line('denied')).toMatch(/^ok denied: /);
+  });
+
   it('under --spec-policy warn expects the documented warning instead of a denial', async () => {
     withWebhooks(realWebhook(undefined, { specPolicy: 'warn' }));
     const r = await verify(['--spec-policy', 'warn']);
