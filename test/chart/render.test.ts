@@ -233,30 +233,34 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
   });
 
   describe('ValidatingWebhookConfiguration', () => {
-    it('has one webhook with the default name, path, and safe protocol settings', () => {
+    it('has two entries (spec, status) with the default names, path, and safe protocol settings', () => {
       const vwc = one(docs, 'ValidatingWebhookConfiguration');
       expect(vwc.metadata.name).toBe(FULLNAME);
-      expect(vwc.webhooks).toHaveLength(1);
-      const wh = vwc.webhooks[0];
-      expect(wh.name).toBe('validate.routability.gateway.networking.k8s.io');
-      expect(wh.admissionReviewVersions).toEqual(['v1']);
-      expect(wh.sideEffects).toBe('None');
-      expect(wh.matchPolicy).toBe('Equivalent');
-      expect(wh.failurePolicy).toBe('Fail');
-      expect(wh.timeoutSeconds).toBe(5);
-      expect(wh.objectSelector).toBeUndefined();
-      expect(wh.clientConfig.service).toEqual({
-        name: FULLNAME,
-        namespace: NAMESPACE,
-        path: '/validate',
-        port: 443,
-      });
-      expect(wh.clientConfig.url).toBeUndefined();
+      expect(vwc.webhooks.map((w: { name: string }) => w.name)).toEqual([
+        'validate.routability.gateway.networking.k8s.io',
+        'validate-status.routability.gateway.networking.k8s.io',
+      ]);
+      for (const wh of vwc.webhooks) {
+        expect(wh.admissionReviewVersions).toEqual(['v1']);
+        expect(wh.sideEffects).toBe('None');
+        expect(wh.matchPolicy).toBe('Equivalent');
+        // Fail-open until the install is proven (spec), and always under statusPolicy warn (status).
+        expect(wh.failurePolicy).toBe('Ignore');
+        expect(wh.timeoutSeconds).toBe(5);
+        expect(wh.objectSelector).toBeUndefined();
+        expect(wh.clientConfig.service).toEqual({
+          name: FULLNAME,
+          namespace: NAMESPACE,
+          path: '/validate',
+          port: 443,
+        });
+        expect(wh.clientConfig.url).toBeUndefined();
+      }
     });
 
-    it('matches CREATE/UPDATE of gateways and UPDATE of gateways/status in v1 and v1beta1', () => {
-      const { rules } = one(docs, 'ValidatingWebhookConfiguration').webhooks[0];
-      expect(rules).toEqual([
+    it('matches CREATE/UPDATE of gateways (first entry) and UPDATE of gateways/status (second) in v1 and v1beta1', () => {
+      const [spec, status] = one(docs, 'ValidatingWebhookConfiguration').webhooks;
+      expect(spec.rules).toEqual([
         {
           apiGroups: [GATEWAY_GROUP],
           apiVersions: ['v1', 'v1beta1'],
@@ -264,6 +268,8 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
           resources: ['gateways'],
           scope: 'Namespaced',
         },
+      ]);
+      expect(status.rules).toEqual([
         {
           apiGroups: [GATEWAY_GROUP],
           apiVersions: ['v1', 'v1beta1'],
@@ -275,20 +281,19 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     });
 
     it('excludes kube-system and its own namespace', () => {
-      const { namespaceSelector } = one(docs, 'ValidatingWebhookConfiguration').webhooks[0];
-      expect(namespaceSelector).toEqual({
-        matchExpressions: [
-          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NAMESPACE] },
-        ],
-      });
+      for (const { namespaceSelector } of one(docs, 'ValidatingWebhookConfiguration').webhooks)
+        expect(namespaceSelector).toEqual({
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NAMESPACE] },
+          ],
+        });
     });
 
-    it('has named matchConditions for the spec and the status path', () => {
-      const { matchConditions } = one(docs, 'ValidatingWebhookConfiguration').webhooks[0];
-      expect(matchConditions.map((c: { name: string }) => c.name)).toEqual([
-        'spec-addresses-name-a-routability',
-        'status-has-addresses-or-assignment',
-      ]);
+    it('has named matchConditions for the spec and the status path, one per entry', () => {
+      const names = one(docs, 'ValidatingWebhookConfiguration').webhooks.map(
+        (w: { matchConditions: { name: string }[] }) => w.matchConditions.map((c) => c.name),
+      );
+      expect(names).toEqual([['spec-addresses-name-a-routability'], ['status-has-addresses-or-assignment']]);
     });
   });
 

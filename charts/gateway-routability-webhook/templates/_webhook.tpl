@@ -46,13 +46,17 @@ Two facts shape every expression:
 Only `object` is inspected. oldObject matters to the server solely for ratcheting entries that are
 still present in object; if object has nothing to check, there is nothing to ratchet either.
 */}}
-{{- define "grw.webhook.validatingMatchConditions" -}}
-# Main resource (spec rules): only entries that name a routability are checked.
+{{- define "grw.webhook.specMatchConditions" -}}
+# Main resource (spec rules): only entries that name a routability are checked. (The status guard
+# keeps the condition neutral for a status request, should the entry's rules ever list one.)
 - name: spec-addresses-name-a-routability
   expression: >-
     (has(request.subResource) && request.subResource == 'status') ||
     (has(object.spec) && has(object.spec.addresses) &&
     object.spec.addresses.exists(a, has(a.routability)))
+{{- end }}
+
+{{- define "grw.webhook.statusMatchConditions" -}}
 # Status subresource: every status address is checked (unset routability means External), as is
 # the AddressesAssigned condition.
 - name: status-has-addresses-or-assignment
@@ -69,4 +73,28 @@ still present in object; if object has nothing to check, there is nothing to rat
   expression: >-
     has(object.status) && has(object.status.addresses) &&
     object.status.addresses.exists(a, !has(a.routability))
+{{- end }}
+
+
+{{/*
+failurePolicy of the status entries (validating and mutating): status writes are a failure domain of
+their own. While webhook.statusPolicy is warn the webhook never refuses a status write, so an outage
+must not either: Ignore, and Fail is refused. Under enforce the operator chooses:
+validatingWebhook.statusFailurePolicy, else validatingWebhook.failurePolicy (mutating: its own value).
+*/}}
+{{- define "grw.webhook.statusFailurePolicy" -}}
+{{- $set := .Values.validatingWebhook.statusFailurePolicy -}}
+{{- if eq .Values.webhook.statusPolicy "warn" -}}
+{{- if eq $set "Fail" }}{{ fail "validatingWebhook.statusFailurePolicy=Fail with webhook.statusPolicy=warn: the webhook never refuses a status write under warn, so an outage must not refuse one either. Leave it empty (Ignore), or set webhook.statusPolicy=enforce" }}{{ end -}}
+Ignore
+{{- else -}}
+{{- default .Values.validatingWebhook.failurePolicy $set -}}
+{{- end -}}
+{{- end }}
+
+{{- define "grw.webhook.mutatingFailurePolicy" -}}
+{{- if and (eq .Values.webhook.statusPolicy "warn") (eq .Values.mutatingWebhook.failurePolicy "Fail") -}}
+{{- fail "mutatingWebhook.failurePolicy=Fail with webhook.statusPolicy=warn would refuse status writes while the webhook is down, which the webhook itself never refuses under warn: use Ignore (the default), or set webhook.statusPolicy=enforce" -}}
+{{- end -}}
+{{- .Values.mutatingWebhook.failurePolicy -}}
 {{- end }}
