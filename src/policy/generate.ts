@@ -119,8 +119,13 @@ export function validation(rule: RuleCel) {
   };
 }
 
-/** Which policy a rule's findings belong to under the settings. */
+/**
+ * Which policy a rule's findings belong to under the settings. Invalid values
+ * deny wherever a list is enforced; under warn on both lists nothing denies
+ * (no `-deny` policy at all), so a warn-first rollout refuses no write.
+ */
 export function actionOf(rule: RuleCel, settings: PolicySettings): PolicyAction {
+  if (settings.specPolicy === 'warn' && settings.statusPolicy === 'warn') return 'warn';
   if (rule.severity === 'invalid') return 'deny';
   const policy = rule.list === 'spec' ? settings.specPolicy : settings.statusPolicy;
   return policy === 'enforce' ? 'deny' : 'warn';
@@ -128,10 +133,16 @@ export function actionOf(rule: RuleCel, settings: PolicySettings): PolicyAction 
 
 export const ANNOTATION = 'gateway-routability-webhook.io';
 
-/** The policy's spec apart from its variables and validations: the same for every setting. */
+/**
+ * The policy's spec apart from its variables and validations: the same for
+ * every setting. failurePolicy Ignore: what the API server cannot evaluate
+ * (a params informer not yet synced after a restart, a CEL error the tests
+ * did not foresee) admits the write rather than refusing one the webhook
+ * would admit; the webhook, where it runs, still judges it.
+ */
 export function policySpecFrame() {
   return {
-    failurePolicy: 'Fail',
+    failurePolicy: 'Ignore',
     paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
     matchConstraints: {
       resourceRules: [
@@ -184,8 +195,9 @@ function bindingObject(action: PolicyAction, names: PolicyNames) {
       paramRef: {
         name: names.paramsName,
         namespace: names.paramsNamespace,
-        // Without its ranges the policy cannot judge: a missing ConfigMap fails closed.
-        parameterNotFoundAction: 'Deny',
+        // Without its params the binding is skipped: a ConfigMap not yet applied, or deleted,
+        // refuses nothing (Deny would refuse every Gateway write, status included).
+        parameterNotFoundAction: 'Allow',
       },
     },
   };

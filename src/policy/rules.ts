@@ -137,6 +137,12 @@ export const RANGES = {
   all: 'variables.serviceCIDRs',
   /** The CIDRs that take new allocations. */
   usable: 'variables.usableCIDRs',
+  /**
+   * The params name at least one range. Empty params (no data, an empty key, nothing that parses)
+   * mean the ranges are not known, not that there are none: the range rules then deny nothing
+   * (ExternalAddressInsideServiceRange and ClusterAddressReserved cannot fire without a range).
+   */
+  known: '(size(variables.serviceCIDRs) > 0)',
 } as const;
 
 const contains = (c: string, v: string) => `cidr(${c}).containsIP(${v})`;
@@ -262,7 +268,8 @@ function clusterOutside(list: ListName): RuleCel {
     code: 'ClusterAddressOutsideServiceRange',
     list,
     severity: 'violation',
-    predicate: `(${isCluster('a')} && ${ipEntry('a')} && !${ranges}.exists(c, ${contains('c', 'a.value')}))`,
+    // Params without a range (empty, not yet written by serve) say nothing is known: no denial.
+    predicate: `(${RANGES.known} && ${isCluster('a')} && ${ipEntry('a')} && !${ranges}.exists(c, ${contains('c', 'a.value')}))`,
     field: 'value',
     message: (entry, field) =>
       catalogueMessage(

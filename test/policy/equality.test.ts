@@ -89,16 +89,34 @@ function policyOutcome(c: Case): Outcome & { scope: Set<string> } {
   return { deny, warn, errors, outOfScopeDenial: false, scope };
 }
 
+/**
+ * Where the policy is designed to be less strict than the engine, and only there (never stricter):
+ * under warn on both lists nothing denies (invalid values are warned about: no `-deny` binding); with
+ * no range known (empty params) ClusterAddressOutsideServiceRange does not fire, as ranges the policy
+ * cannot see are not ranges that do not exist.
+ */
+function asThePolicyDecides(outcome: Outcome, ctx: RuleContext): Outcome {
+  const unknownRanges = (key: string) =>
+    ctx.ranges.all.length === 0 && key.startsWith('ClusterAddressOutsideServiceRange@');
+  const keep = (named: Named) => Object.fromEntries(Object.entries(named).filter(([k]) => !unknownRanges(k)));
+  if (ctx.specPolicy === 'warn' && ctx.statusPolicy === 'warn')
+    return { ...outcome, deny: {}, warn: keep({ ...outcome.deny, ...outcome.warn }) };
+  return { ...outcome, deny: keep(outcome.deny), warn: keep(outcome.warn) };
+}
+
 function engineOutcome(c: Case, scope: Set<string>): Outcome {
   const result = validateGateway(c.request, c.ctx);
   const inScope = (f: { code: string; field: { toString(): string } }) =>
     scope.has(`${f.code}@${listOf(f.field.toString())}`);
-  return {
-    deny: firstByRule(result.violations, scope),
-    warn: firstByRule(result.warned, scope),
-    outOfScopeDenial: result.violations.some((f) => !inScope(f)),
-    errors: [],
-  };
+  return asThePolicyDecides(
+    {
+      deny: firstByRule(result.violations, scope),
+      warn: firstByRule(result.warned, scope),
+      outOfScopeDenial: result.violations.some((f) => !inScope(f)),
+      errors: [],
+    },
+    c.ctx,
+  );
 }
 
 /** What the Gateway CRD's schema refuses (or prunes) before admission policies run. */

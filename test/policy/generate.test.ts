@@ -52,11 +52,14 @@ const expressionsOf = (p: Record<string, unknown>) => {
 };
 
 describe('policies and bindings by setting', () => {
-  it('enforce -> Deny, warn -> Warn + Audit; invalid values deny under every policy', () => {
-    const warnBoth = generatePolicies({ ...BASE, specPolicy: 'warn', statusPolicy: 'warn' });
-    const deny = warnBoth.find((g) => g.action === 'deny')!;
-    const warn = warnBoth.find((g) => g.action === 'warn')!;
-    expect(deny.rules.map((r) => r.code)).toEqual(['RoutabilityUnsupported', 'RoutabilityUnsupported']);
+  it('enforce -> Deny, warn -> Warn + Audit; invalid values deny wherever a list is enforced', () => {
+    const specWarn = generatePolicies({ ...BASE, specPolicy: 'warn', statusPolicy: 'enforce' });
+    const deny = specWarn.find((g) => g.action === 'deny')!;
+    const warn = specWarn.find((g) => g.action === 'warn')!;
+    expect(deny.rules.filter((r) => r.list === 'spec').map((r) => r.code)).toEqual([
+      'RoutabilityUnsupported',
+    ]);
+    expect(warn.rules.every((r) => r.list === 'spec')).toBe(true);
     expect((deny.binding as { spec: { validationActions: string[] } }).spec.validationActions).toEqual([
       'Deny',
     ]);
@@ -68,6 +71,12 @@ describe('policies and bindings by setting', () => {
     expect(enforceBoth.map((g) => g.action)).toEqual(['deny']);
   });
 
+  it('warn on both lists: one Warn + Audit policy, no -deny policy or binding (nothing is refused)', () => {
+    const warnBoth = generatePolicies({ ...BASE, specPolicy: 'warn', statusPolicy: 'warn' });
+    expect(warnBoth.map((g) => g.action)).toEqual(['warn']);
+    expect(warnBoth[0]!.rules.map((r) => r.code)).toContain('RoutabilityUnsupported');
+  });
+
   it('the experimental revision has no External rules; the allow-list only when given', () => {
     const codes = (s: PolicySettings) => generatePolicies(s).flatMap((g) => g.rules.map((r) => r.code));
     expect(codes({ ...BASE, revision: 'experimental' })).not.toContain('ExternalAddressInsideServiceRange');
@@ -76,15 +85,17 @@ describe('policies and bindings by setting', () => {
     expect(codes({ ...BASE, allowedRoutability: undefined })).not.toContain('RoutabilityNotAllowed');
   });
 
-  it('a binding names its policy and the params ConfigMap, failing closed without it', () => {
+  it('a binding names its policy and the params ConfigMap, skipped (refusing nothing) without it', () => {
     for (const g of generatePolicies(BASE)) {
       const spec = (g.binding as { spec: Record<string, unknown> }).spec;
       expect(spec['policyName']).toBe((g.policy as { metadata: { name: string } }).metadata.name);
       expect(spec['paramRef']).toEqual({
         name: 'gateway-routability-params',
         namespace: 'gateway-routability-webhook',
-        parameterNotFoundAction: 'Deny',
+        parameterNotFoundAction: 'Allow',
       });
+      // What the API server cannot evaluate (params not yet synced after a restart) admits.
+      expect((g.policy as { spec: { failurePolicy: string } }).spec.failurePolicy).toBe('Ignore');
     }
   });
 });
