@@ -8,26 +8,33 @@ import YAML from 'yaml';
 import { flagList, type FlagDefinitions, type FlagValues } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom } from '../config/rules.js';
 import {
-  applyPath,
   DEFAULT_POLICY_NAMES,
   generatePolicies,
   OUT_OF_SCOPE,
-  paramsConfigMap,
+  policyManifest,
   type PolicyNames,
   type PolicySettings,
 } from '../policy/index.js';
-import { errorMessage } from '../error-text.js';
+import type { GepRevision, ServiceRanges } from '../rules/index.js';
 import { EXIT_OK, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
 import { defineCommand, type CommandRun } from './command.js';
+import {
+  applyInOrder,
+  clusterClient,
+  clusterRevision,
+  OFFLINE_HINT,
+  type RevisionFlag,
+} from './policy-cluster.js';
 
 export const POLICY_FLAGS = {
   'gep-revision': {
     kind: 'string',
-    choices: ['provisional', 'experimental'],
-    default: 'provisional',
+    choices: ['auto', 'provisional', 'experimental'],
+    default: 'auto',
     noEnv: true,
-    description: 'The GEP-5093 revision the policy enforces: provisional or experimental.',
+    description:
+      "The GEP-5093 revision the policy enforces: auto reads the cluster's Gateway CRD (as serve does); provisional or experimental fixes it (--apply refuses a CRD of the other).",
   },
   'spec-policy': { ...RULE_FLAGS['spec-policy'], noEnv: true },
   'status-policy': { ...RULE_FLAGS['status-policy'], noEnv: true },
@@ -71,24 +78,29 @@ export const POLICY_FLAGS = {
 
 function policyUsage(): string {
   return [
-    'Usage: routability-webhook policy [--gep-revision REV] [--spec-policy P] [--status-policy P] [--service-cidr CIDR,…] [--apply [--kubeconfig FILE]]',
+    'Usage: routability-webhook policy [--gep-revision auto|provisional|experimental] [--spec-policy P] [--status-policy P] [--service-cidr CIDR,…] [--apply] [--kubeconfig FILE]',
     '',
-    'Prints a ValidatingAdmissionPolicy and its binding per action (Deny for enforced rules and invalid',
-    'values, Warn+Audit for a warn policy) that enforce the static GEP-5093 rules inside the API server',
-    '(Kubernetes 1.31 or newer), as YAML. The service ranges come from a params ConfigMap: serve keeps',
-    'it in step with the ServiceCIDRs; --service-cidr writes it once. See docs/policy.md.',
+    'Prints, in the order `kubectl apply -f` needs on a new cluster, the params Namespace and ConfigMap,',
+    'a ValidatingAdmissionPolicy per action (Deny for enforced rules and invalid values, Warn+Audit for',
+    'a warn policy) and then their bindings, enforcing the static GEP-5093 rules inside the API server',
+    "(Kubernetes 1.31 or newer). The revision follows the cluster's Gateway CRD unless fixed. The service",
+    'ranges come from the params ConfigMap: serve keeps it in step with the ServiceCIDRs; --service-cidr',
+    'writes it once; without ranges the range rules deny nothing. See docs/policy.md.',
     '',
     'Flags:',
     ...flagList(POLICY_FLAGS, { column: 28, defaults: false, envLabel: 'env ' }),
     '',
-    'Exit codes: 0 done, 2 usage error or a failed cluster call.',
+    'Exit codes: 0 done, 2 usage error, a revision that does not match the CRD, or a failed cluster call.',
   ].join('\n');
 }
 
+type RuleSettings = Omit<PolicySettings, 'revision'>;
+
 interface PolicyOptions {
-  readonly settings: PolicySettings;
+  readonly revision: RevisionFlag;
+  readonly settings: RuleSettings;
   readonly names: PolicyNames;
-  readonly objects: readonly Record<string, unknown>[];
+  readonly ranges: ServiceRanges | undefined;
   readonly apply: boolean;
   readonly kubeconfig: string | undefined;
 }
@@ -110,20 +122,16 @@ function optionsOf(flags: FlagValues<typeof POLICY_FLAGS>) {
   ] as const)
     if (value.length > 58 || !DNS_SUBDOMAIN.test(value))
       return { ok: false as const, error: `${flag}: "${value}" is not a DNS name of at most 58 characters` };
-  const settings: PolicySettings = {
-    revision: flags['gep-revision'],
-    specPolicy: rules.value.specPolicy,
-    statusPolicy: rules.value.statusPolicy,
-    clusterDomain: rules.value.clusterDomain,
-    allowedRoutability: rules.value.allowedRoutability,
-  };
-  const generated = generatePolicies(settings, names);
-  const objects = generated.flatMap((g) => [g.policy, g.binding]);
-  if (rules.value.serviceRanges) objects.push(paramsConfigMap(rules.value.serviceRanges, names));
   const value: PolicyOptions = {
-    settings,
+    revision: flags['gep-revision'],
+    settings: {
+      specPolicy: rules.value.specPolicy,
+      statusPolicy: rules.value.statusPolicy,
+      clusterDomain: rules.value.clusterDomain,
+      allowedRoutability: rules.value.allowedRoutability,
+    },
     names,
-    objects,
+    ranges: rules.value.serviceRanges,
     apply: flags.apply === true,
     kubeconfig: flags.kubeconfig,
   };
@@ -131,17 +139,66 @@ function optionsOf(flags: FlagValues<typeof POLICY_FLAGS>) {
 }
 
 /** The comment printed above the objects: what they enforce, and what they leave to the webhook. */
-function header(options: PolicyOptions): string {
+function header(options: PolicyOptions, revision: GepRevision, basis: string): string {
   const { settings, names } = options;
   const lines = [
-    `Generated by routability-webhook policy (GEP-5093 ${settings.revision} revision, spec ${settings.specPolicy}, status ${settings.statusPolicy}).`,
+    `Generated by routability-webhook policy (GEP-5093 ${revision} revision, spec ${settings.specPolicy}, status ${settings.statusPolicy}).`,
+    `Revision: ${basis}.`,
     'Needs Kubernetes 1.31 or newer (CEL ip and cidr libraries in stored expressions).',
-    `Service ranges are read from ConfigMap ${names.paramsNamespace}/${names.paramsName} (keys serviceCIDRs, terminatingCIDRs);`,
-    'without it every Gateway write is denied (parameterNotFoundAction: Deny).',
+    `Service ranges are read from ConfigMap ${names.paramsNamespace}/${names.paramsName} (keys serviceCIDRs, terminatingCIDRs).`,
+    options.ranges
+      ? 'It is written below with the ranges given.'
+      : 'It is written below without data: the range rules deny nothing until serve (--policy-params) or --service-cidr writes the ranges.',
+    'Without the ConfigMap the bindings are skipped (parameterNotFoundAction: Allow): nothing is refused.',
+    'Apply in this order (kubectl apply -f does): the bindings come last.',
     'Out of scope (the webhook enforces these):',
     ...OUT_OF_SCOPE.map((line) => `  - ${line}`),
   ];
   return lines.map((l) => `# ${l}`).join('\n');
+}
+
+/** The revision, read from the cluster when the flag says auto or the objects are applied. */
+async function resolveRevision(
+  options: PolicyOptions,
+  client: KubeClient | undefined,
+): Promise<{ ok: true; revision: GepRevision; basis: string } | { ok: false; error: string }> {
+  if (!client) {
+    // run() connects whenever the flag is auto: this only guards that invariant.
+    if (options.revision === 'auto')
+      return { ok: false, error: `--gep-revision auto needs the cluster; ${OFFLINE_HINT}` };
+    return {
+      ok: true,
+      revision: options.revision,
+      basis: `--gep-revision ${options.revision} as given (not checked against a cluster)`,
+    };
+  }
+  const answer = await clusterRevision(options.revision, client);
+  return answer.ok ? { ok: true, revision: answer.revision, basis: answer.note } : answer;
+}
+
+async function runWith(
+  options: PolicyOptions,
+  run: CommandRun,
+  client: KubeClient | undefined,
+): Promise<number> {
+  const decided = await resolveRevision(options, client);
+  if (!decided.ok) return run.fail(decided.error);
+  if (client) writeLine(run.io.stderr, `GEP-5093 revision ${decided.revision}: ${decided.basis}`);
+  const generated = generatePolicies({ ...options.settings, revision: decided.revision }, options.names);
+  const objects = policyManifest(generated, options.names, options.ranges);
+  if (client && options.apply) return applyInOrder(objects, client, run);
+  return print(options, run, objects, decided);
+}
+
+function print(
+  options: PolicyOptions,
+  run: CommandRun,
+  objects: readonly Record<string, unknown>[],
+  decided: { revision: GepRevision; basis: string },
+): number {
+  const docs = objects.map((o) => YAML.stringify(o, { lineWidth: 0 }));
+  run.io.stdout.write(`${header(options, decided.revision, decided.basis)}\n---\n${docs.join('---\n')}`);
+  return EXIT_OK;
 }
 
 export const command = defineCommand({
@@ -152,59 +209,19 @@ export const command = defineCommand({
   usageHint: () => '\n\nRun `routability-webhook policy --help` for its flags.',
   options: optionsOf,
   run: async (options, run) => {
-    if (options.apply) return applyAll(options, run);
-    const docs = options.objects.map((o) => YAML.stringify(o, { lineWidth: 0 }));
-    run.io.stdout.write(`${header(options)}\n---\n${docs.join('---\n')}`);
-    return EXIT_OK;
+    // The cluster is read for --apply, and to follow its CRD (auto); a fixed revision prints offline.
+    if (!options.apply && options.revision !== 'auto') return runWith(options, run, undefined);
+    const connected = await clusterClient(options.kubeconfig, run.io.env);
+    if (!connected.ok) {
+      const why = options.apply ? '--apply' : '--gep-revision auto reads the Gateway CRD';
+      return run.fail(`${why}: ${connected.error}${options.apply ? '' : `; ${OFFLINE_HINT}`}`);
+    }
+    try {
+      return await runWith(options, run, connected.client);
+    } finally {
+      connected.client.close();
+    }
   },
 });
 
 export const runPolicy = command.main;
-
-async function applyAll(options: PolicyOptions, run: CommandRun): Promise<number> {
-  // Loaded only here, so printing never pays for the Kubernetes client.
-  const [{ loadKubeconfig }, { kubeClient }] = await Promise.all([
-    import('../kube/kubeconfig.js'),
-    import('../kube/client.js'),
-  ]);
-  let loaded;
-  try {
-    loaded = loadKubeconfig({ kubeconfig: options.kubeconfig, env: run.io.env });
-  } catch (err) {
-    return run.fail(`--apply: ${errorMessage(err)}`);
-  }
-  const client = kubeClient(loaded.kc);
-  try {
-    for (const object of options.objects) {
-      const code = await applyOne(object, client, run);
-      if (code !== EXIT_OK) return code;
-    }
-    return EXIT_OK;
-  } finally {
-    client.close();
-  }
-}
-
-async function applyOne(
-  object: Record<string, unknown>,
-  client: KubeClient,
-  run: CommandRun,
-): Promise<number> {
-  const { describeKubeError } = await import('../kube/errors.js');
-  const path = applyPath(object);
-  const what = `${String(object['kind'])}/${String((object['metadata'] as { name: string }).name)}`;
-  try {
-    await client.json({
-      method: 'PATCH',
-      path,
-      query: { fieldManager: 'routability-webhook', force: 'true' },
-      body: object,
-      contentType: 'application/apply-patch+yaml',
-      timeoutMs: 15_000,
-    });
-  } catch (err) {
-    return run.fail(`cannot apply ${what} on ${client.server}: ${describeKubeError(err)}`);
-  }
-  writeLine(run.io.stdout, `${what} applied (${client.server})`);
-  return EXIT_OK;
-}

@@ -223,8 +223,14 @@ export function generatePolicies(
   return out;
 }
 
-/** The params ConfigMap for a set of service ranges (canonical CIDRs, terminating ones listed again). */
-export function paramsConfigMap(ranges: ServiceRanges, names: PolicyNames = DEFAULT_POLICY_NAMES) {
+/**
+ * The params ConfigMap for a set of service ranges (canonical CIDRs, terminating ones listed again);
+ * without ranges, one without data (the policy then knows no range and its range rules deny nothing).
+ */
+export function paramsConfigMap(
+  ranges: ServiceRanges | undefined,
+  names: PolicyNames = DEFAULT_POLICY_NAMES,
+) {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -233,7 +239,7 @@ export function paramsConfigMap(ranges: ServiceRanges, names: PolicyNames = DEFA
       namespace: names.paramsNamespace,
       labels: { 'app.kubernetes.io/managed-by': 'routability-webhook' },
     },
-    data: paramsData(ranges),
+    ...(ranges ? { data: paramsData(ranges) } : {}),
   };
 }
 
@@ -248,6 +254,36 @@ export function paramsData(ranges: ServiceRanges): Record<string, string> {
   };
 }
 
+/** Namespaces every cluster has: the output creates no Namespace object for these. */
+export const EXISTING_NAMESPACES: readonly string[] = [
+  'default',
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+];
+
+/**
+ * Everything `kubectl apply -f` needs on a new cluster, in the order that is
+ * safe at every prefix: the params' Namespace (unless one every cluster has),
+ * the params ConfigMap (its data only when the ranges are given: without
+ * them a ConfigMap without data, so the static rules run and the range rules
+ * wait for serve or a later `--service-cidr`), the policies, and only then the
+ * bindings, which are what puts a policy in force. An apply stopped after any
+ * object leaves a state that refuses nothing the webhook would admit.
+ */
+export function policyManifest(
+  generated: readonly GeneratedPolicy[],
+  names: PolicyNames,
+  ranges: ServiceRanges | undefined,
+): JsonObject[] {
+  const out: JsonObject[] = [];
+  if (!EXISTING_NAMESPACES.includes(names.paramsNamespace))
+    out.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: names.paramsNamespace } });
+  out.push(paramsConfigMap(ranges, names));
+  out.push(...generated.map((g) => g.policy), ...generated.map((g) => g.binding));
+  return out;
+}
+
 /** The API path a generated object is applied at (server-side apply). */
 export function applyPath(object: Record<string, unknown>): string {
   const metadata = object['metadata'] as { name: string; namespace?: string };
@@ -256,6 +292,8 @@ export function applyPath(object: Record<string, unknown>): string {
       return `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${metadata.name}`;
     case 'ValidatingAdmissionPolicyBinding':
       return `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${metadata.name}`;
+    case 'Namespace':
+      return `/api/v1/namespaces/${metadata.name}`;
     default:
       return `/api/v1/namespaces/${metadata.namespace ?? 'default'}/configmaps/${metadata.name}`;
   }

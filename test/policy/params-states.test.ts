@@ -42,7 +42,7 @@ function bindingRefuses(generated: GeneratedPolicy, request: GatewayRequest, par
     return policy.spec.failurePolicy === 'Fail' ? ['no params found (parameterNotFoundAction Deny)'] : [];
   }
   const verdict = evaluatePolicy(generated, request, params);
-  const errors = policy.spec.failurePolicy === 'Fail' ? verdict.errors : [];
+  const errors = policy.spec.failurePolicy === 'Fail' ? [...verdict.errors] : [];
   return denies ? [...verdict.failures.map((f) => generated.rules[f.index]!.code), ...errors] : errors;
 }
 
@@ -127,7 +127,7 @@ describe('params absent, empty or not yet written: the policy refuses nothing th
     let refusedByBoth = 0;
     for (const c of ALL) {
       const policy = policyRefuses(settingsOf(c.ctx), c.request, params);
-      const webhook = new Set(webhookRefuses(c));
+      const webhook = new Set<string>(webhookRefuses(c));
       for (const code of policy)
         expect(webhook.has(code), `${c.name}: the policy refuses ${code}`).toBe(true);
       if (policy.length > 0) refusedByBoth++;
