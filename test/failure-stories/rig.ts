@@ -23,7 +23,7 @@ import { callWebhook, type ClientConfig } from '../support/admission-model/webho
 import { removeDir, runCli, startServe, type RunningServer } from '../support/server-process.js';
 
 export const SERVICE_CIDR = '10.96.0.0/12';
-/** Webhook deadlines run at 1/100 of their seconds: an unreachable webhook's 5 s cost 50 ms. */
+/** For the unreachable story: deadlines at 1/100 of their seconds, so a 5 s timeout costs 50 ms. */
 export const TIME_SCALE = 0.01;
 
 export async function renderChart(opts: RenderOptions = {}): Promise<Obj[]> {
@@ -164,17 +164,19 @@ export interface Row {
   readonly webhookAdmits: boolean;
 }
 
+/** Each write through the model (deadlines scaled by `timeScale`: only the unreachable story shortens them). */
 export async function verdicts(
   c: Cluster,
   writes: readonly { label: string; write: Write }[],
   alone: (w: Write) => Promise<boolean>,
+  timeScale = 1,
 ): Promise<Row[]> {
   const rows: Row[] = [];
   for (const { label, write } of writes)
     rows.push({
       label,
       write,
-      model: await admit(c, write, { timeScale: TIME_SCALE }),
+      model: await admit(c, write, { timeScale }),
       webhookAdmits: await alone(write),
     });
   return rows;

@@ -24,6 +24,7 @@ import {
   setWebhookBackend,
   specFailurePolicies,
   startChartWebhook,
+  TIME_SCALE,
   verdicts,
   webhookAlone,
   type Row,
@@ -51,7 +52,7 @@ const alone = (w: Parameters<typeof webhookAlone>[2]) => webhookAlone(docs, webh
 async function story(backend: Backend, configDocs: Obj[] = docs): Promise<{ c: Cluster; rows: Row[] }> {
   const c = clusterWith(crd, configDocs);
   setWebhookBackend(c, backend);
-  return { c, rows: await verdicts(c, WRITES, alone) };
+  return { c, rows: await verdicts(c, WRITES, alone, backend.kind === 'unreachable' ? TIME_SCALE : 1) };
 }
 
 const namesRoutability = (r: Row) =>

@@ -1,0 +1,124 @@
+/**
+ * Failure stories of policy mode: the `policy` output applied as
+ * docs/policy.md says on a new cluster (only the default namespaces), the
+ * same apply interrupted after each object, and the params ConfigMap absent,
+ * empty (the chart's, before a serve replica writes it) and stale (an old
+ * service range). The rule (issue 35 item 4): in no state does the API
+ * server refuse a write the webhook itself (same rule flags, the cluster's
+ * real range) admits.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/admission-model/cluster.js';
+import type { Obj } from '../support/admission-model/types.js';
+import {
+  clusterWith,
+  patchedCrd,
+  policyOutput,
+  refusedButWebhookAdmits,
+  renderChart,
+  setWebhookBackend,
+  startChartWebhook,
+  verdicts,
+  webhookAlone,
+  type Webhook,
+} from './rig.js';
+import { WRITES } from './writes.js';
+
+let crd: Obj;
+/** The chart's defaults and the webhook they run: the reference for policy stories. */
+let docs: Obj[];
+let webhook: Webhook;
+let warnDocs: Obj[];
+let warnWebhook: Webhook;
+
+beforeAll(async () => {
+  [docs, crd, warnDocs] = await Promise.all([
+    renderChart(),
+    patchedCrd(),
+    renderChart({ set: { 'webhook.specPolicy': 'warn', 'webhook.statusPolicy': 'warn' } }),
+  ]);
+  [webhook, warnWebhook] = await Promise.all([startChartWebhook(docs), startChartWebhook(warnDocs)]);
+});
+afterAll(async () => {
+  await webhook?.stop();
+  await warnWebhook?.stop();
+});
+
+const alone = (w: Parameters<typeof webhookAlone>[2]) => webhookAlone(docs, webhook, w);
+const aloneWarn = (w: Parameters<typeof webhookAlone>[2]) => webhookAlone(warnDocs, warnWebhook, w);
+
+/** A new cluster with the patched CRD, the namespace `apps`, and no webhook registered. */
+function newCluster(): Cluster {
+  const c = Cluster.fresh();
+  c.apply(crd);
+  c.addNamespace('apps', { team: 'web' });
+  return c;
+}
+
+const kindAndName = (o: Obj) => `${String(o['kind'])}/${String((o['metadata'] as { name: string }).name)}`;
+
+describe('policy output applied in order on a new cluster', () => {
+  it('kubectl apply -f policy.yaml: every object applies and nothing the webhook admits is refused', async () => {
+    const objects = await policyOutput();
+    const c = newCluster();
+    const { errors } = c.applyAll(objects);
+    expect(errors, 'objects kubectl could not apply').toEqual([]);
+    expect(refusedButWebhookAdmits(await verdicts(c, WRITES, alone))).toEqual([]);
+  });
+
+  it('the apply interrupted after each object leaves no state that refuses what the webhook admits', async () => {
+    const objects = await policyOutput();
+    const bad: string[] = [];
+    for (let k = 0; k <= objects.length; k++) {
+      const c = newCluster();
+      c.applyAll(objects.slice(0, k));
+      const wrong = refusedButWebhookAdmits(await verdicts(c, WRITES, alone));
+      if (wrong.length > 0)
+        bad.push(
+          `after ${objects.slice(0, k).map(kindAndName).join(', ') || 'nothing'}: ${wrong.length} refused, e.g. ${wrong[0]}`,
+        );
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('under warn/warn nothing the webhook admits under warn is refused, even with no params', async () => {
+    const objects = await policyOutput(['--spec-policy', 'warn', '--status-policy', 'warn']);
+    const c = newCluster();
+    c.applyAll(objects.filter((o) => o['kind'] !== 'ConfigMap'));
+    expect(refusedButWebhookAdmits(await verdicts(c, WRITES, aloneWarn))).toEqual([]);
+  });
+});
+
+describe('the params ConfigMap', () => {
+  it('absent (deleted, or its namespace never created): nothing the webhook admits is refused', async () => {
+    const objects = await policyOutput();
+    const c = newCluster();
+    c.addNamespace('gateway-routability-webhook');
+    c.applyAll(objects);
+    c.configMaps.clear();
+    expect(refusedButWebhookAdmits(await verdicts(c, WRITES, alone))).toEqual([]);
+  });
+
+  it('empty (the chart beside the webhook, before a serve replica writes it): nothing the webhook admits is refused', async () => {
+    const chart = await renderChart({ setJson: { 'policy.enabled': true } });
+    const c = clusterWith(crd, chart);
+    const params = [...c.configMaps.values()];
+    expect(params.map((p) => p['data'] ?? {})).toEqual([{}]);
+    // The chart's own serve, on the chart's Secret, with the same rule flags as the reference.
+    const served = await startChartWebhook(chart);
+    try {
+      setWebhookBackend(c, { kind: 'serving', port: served.server.port });
+      expect(refusedButWebhookAdmits(await verdicts(c, WRITES, alone))).toEqual([]);
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it('stale (an old service range): nothing the webhook, following the live range, admits is refused', async () => {
+    const objects = await policyOutput(['--service-cidr', '10.0.0.0/16']);
+    const c = newCluster();
+    c.addNamespace('gateway-routability-webhook');
+    c.applyAll(objects);
+    expect(refusedButWebhookAdmits(await verdicts(c, WRITES, alone))).toEqual([]);
+  });
+});
