@@ -1,7 +1,8 @@
 /**
  * The objects the API server holds that decide admission: namespaces (with
  * the `kubernetes.io/metadata.name` label the API server sets on every
- * namespace), ConfigMaps (policy params), webhook configurations,
+ * namespace: pkg/apis/core/v1/defaults.go SetDefaults_Namespace, kept in
+ * pkg/registry/core/namespace), ConfigMaps (policy params), webhook configurations,
  * ValidatingAdmissionPolicies and bindings, the Gateway CRD, and which
  * backend answers at each Service. `apply` is `kubectl apply` of one object:
  * a namespaced object in a namespace that does not exist is refused by the
