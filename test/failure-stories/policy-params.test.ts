@@ -14,6 +14,7 @@ import {
   clusterWith,
   patchedCrd,
   policyOutput,
+  refused,
   refusedButWebhookAdmits,
   renderChart,
   setWebhookBackend,
@@ -90,6 +91,25 @@ describe('policy output applied in order on a new cluster', () => {
 });
 
 describe('the params ConfigMap', () => {
+  it('present and current (the baseline): the policy alone refuses what the webhook refuses', async () => {
+    const objects = await policyOutput();
+    const c = newCluster();
+    c.addNamespace('gateway-routability-webhook');
+    const { errors } = c.applyAll(objects);
+    expect(errors).toEqual([]);
+    const rows = await verdicts(c, WRITES, alone);
+    expect(refusedButWebhookAdmits(rows)).toEqual([]);
+    expect(rows.filter((r) => !r.model.allowed).map((r) => r.model.refusal?.by)).toEqual([
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicy',
+    ]);
+    // The policy has no namespaceSelector: kube-system is judged too, where the chart's webhook is not asked.
+    expect(refused(rows)).toEqual([
+      'spec: Cluster outside the range (webhook refuses)',
+      'spec: kube-system, Cluster outside the range',
+    ]);
+  });
+
   it('absent (deleted, or its namespace never created): nothing the webhook admits is refused', async () => {
     const objects = await policyOutput();
     const c = newCluster();
