@@ -114,7 +114,11 @@ export class Cluster {
     return { ok: true };
   }
 
-  /** Applies each object in order; kubectl goes on past a failed object and reports it. */
+  /**
+   * Applies each object in order. kubectl goes on past a failed object and reports every error at
+   * the end (staging/src/k8s.io/kubectl/pkg/cmd/apply/apply.go since Kubernetes 1.18,
+   * kubernetes/kubernetes#89539), so the objects after a failed one are applied.
+   */
   applyAll(objects: readonly Obj[]): { applied: number; errors: string[] } {
     const errors: string[] = [];
     let applied = 0;
