@@ -13,6 +13,7 @@
  * (no routability, kube-system) is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admit } from '../support/admission-model/api-server.js';
 import type { Cluster } from '../support/admission-model/cluster.js';
 import { closedPort, startSilentPort } from '../support/admission-model/scripted-webhook.js';
 import type { Backend, Obj } from '../support/admission-model/types.js';
@@ -144,4 +145,23 @@ describe.each(SETTINGS)('%s', (setting, values) => {
       setting === 'the chart defaults' ? 'Ignore' : 'Fail',
     ]);
   });
+});
+
+describe('statusPolicy enforce: the operator chooses what an outage does to status writes', () => {
+  it.each([
+    ['Fail', true],
+    ['Ignore', false],
+  ] as const)(
+    'validatingWebhook.statusFailurePolicy %s: status writes refused while no replica is ready: %s',
+    async (policy, refusedStatus) => {
+      const docs = await renderChart({
+        setJson: { 'webhook.statusPolicy': 'enforce', 'validatingWebhook.statusFailurePolicy': policy },
+      });
+      const c = clusterWith(crd, docs);
+      setWebhookBackend(c, { kind: 'no-endpoints' });
+      const status = WRITES.filter((w) => isStatus(w.label));
+      const verdictsOf = await Promise.all(status.map((w) => admit(c, w.write)));
+      expect(verdictsOf.map((v) => !v.allowed)).toEqual(status.map(() => refusedStatus));
+    },
+  );
 });
