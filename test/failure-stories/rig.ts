@@ -46,9 +46,13 @@ export async function patchedCrd(): Promise<Obj> {
   return parse(out.stdout) as Obj;
 }
 
-/** `policy` as docs/policy.md runs it, its objects in the printed order. */
+/**
+ * `policy` as docs/policy.md runs it, its objects in the printed order. The revision is given
+ * (provisional, what `--gep-revision auto` reads from the cluster's crd-patch'ed CRD): the command
+ * has no cluster to read here.
+ */
 export async function policyOutput(args: string[] = ['--service-cidr', SERVICE_CIDR]): Promise<Obj[]> {
-  const out = await runCli(['policy', ...args]);
+  const out = await runCli(['policy', '--gep-revision', 'provisional', ...args]);
   if (out.code !== 0) throw new Error(`policy failed: ${out.stderr}`);
   return parseAllDocuments(out.stdout)
     .map((d) => d.toJS() as Obj | null)
