@@ -56,4 +56,4 @@ export const PRUNED =
   'the Gateway CRD lacks the field (never patched, or Gateway API was upgraded since): the API server prunes it before the webhook sees it, so nothing is checked. Apply the CRD patch (hook Job via `helm upgrade --reuse-values --set crdPatch.enabled=true`, or `routability-webhook crd-patch`)';
 
 export const PARAMS_MISSING =
-  'without it the binding denies every Gateway write (parameterNotFoundAction: Deny): the policy fails closed. With the webhook, serve (--policy-params) fills it; alone, the chart writes policy.serviceCIDRs';
+  'without it the binding is skipped (parameterNotFoundAction: Allow): the policy enforces nothing. With the webhook, serve (--policy-params) fills it; alone, the chart writes policy.serviceCIDRs';

@@ -119,6 +119,32 @@ describe.skipIf(skipReason !== undefined)('pre-delete hook (uninstall without a 
     }
   });
 
+  // Under warn on both lists policy.yaml renders no -deny binding: disarm and verify must name
+  // exactly what is rendered in every combination, or disarm fails on a 404-free name it cannot
+  // delete by RBAC and verify reports a binding that never existed.
+  it.each([
+    ['enforce', 'enforce'],
+    ['enforce', 'warn'],
+    ['warn', 'enforce'],
+    ['warn', 'warn'],
+  ])('spec %s, status %s: disarm and verify name the rendered bindings', async (spec, status) => {
+    const p = await render({
+      lifecycleHooks: true,
+      setJson: { 'policy.enabled': true, 'policy.specPolicy': spec, 'policy.statusPolicy': status },
+      extraArgs: ['--kube-version', '1.33.0'],
+    });
+    const rendered = all(p, 'ValidatingAdmissionPolicyBinding')
+      .map((b) => b.metadata.name)
+      .sort();
+    const disarm = containerOf(one(component(p, 'disarm'), 'Job')).args as string[];
+    expect(values(disarm, 'policy-binding').sort()).toEqual(rendered);
+    const [checked] = values(
+      containerOf(one(component(p, 'verify'), 'Pod')).args as string[],
+      'policy-binding',
+    );
+    expect(rendered).toContain(checked);
+  });
+
   it('is not rendered with uninstall.removeAdmissionFirst=false', async () => {
     const off = await render({ lifecycleHooks: true, setJson: { 'uninstall.removeAdmissionFirst': false } });
     expect(component(off, 'disarm')).toEqual([]);

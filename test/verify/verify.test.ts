@@ -230,7 +230,7 @@ describe('verify in policy mode', () => {
     serveParams(undefined);
     const r = await verify(['--policy-binding', 'grw-deny']);
     expect(r.line('policy grw-deny')).toMatch(
-      /^FAILED policy grw-deny: the params configmap gateway-routability\/grw-params of binding grw-deny do not exist: without it the binding denies every Gateway write/,
+      /^FAILED policy grw-deny: the params configmap gateway-routability\/grw-params of binding grw-deny do not exist: without it the binding is skipped/,
     );
     expect(r.code).toBe(1);
   });

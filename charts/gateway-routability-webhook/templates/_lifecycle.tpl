@@ -47,11 +47,18 @@ volumes:
       sizeLimit: 16Mi
 {{- end }}
 
-{{/* The policy bindings verify and disarm name: the deny binding always exists; the warn one when a list is under warn. */}}
+{{/* True when both lists warn: policy.yaml then renders no -deny policy or binding. */}}
+{{- define "grw.policyWarnOnly" -}}
+{{- if and (eq (include "grw.policySpecPolicy" .) "warn") (eq (include "grw.policyStatusPolicy" .) "warn") }}true{{ end }}
+{{- end }}
+
+{{/* The policy bindings verify and disarm name, as policy.yaml renders them: -deny unless both lists warn; -warn when a list is under warn. */}}
 {{- define "grw.policyBindingNames" -}}
 {{- if .Values.policy.enabled }}
 {{- $name := include "grw.policyName" . }}
+{{- if not (include "grw.policyWarnOnly" .) }}
 - {{ printf "%s-deny" $name }}
+{{- end }}
 {{- if or (eq (include "grw.policySpecPolicy" .) "warn") (eq (include "grw.policyStatusPolicy" .) "warn") }}
 - {{ printf "%s-warn" $name }}
 {{- end }}
@@ -70,6 +77,6 @@ volumes:
 - --spec-policy={{ include "grw.policySpecPolicy" . }}
 {{- end }}
 {{- if .Values.policy.enabled }}
-- --policy-binding={{ printf "%s-deny" (include "grw.policyName" .) }}
+- --policy-binding={{ printf "%s-%s" (include "grw.policyName" .) (ternary "warn" "deny" (eq (include "grw.policyWarnOnly" .) "true")) }}
 {{- end }}
 {{- end }}
