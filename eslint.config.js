@@ -14,7 +14,7 @@ const WALLS = {
   admission: { src: 'json', packages: 'ajv' },
   audit: { src: 'check cluster config inputs json kube rules', packages: 'node:fs node:os pino prom-client' },
   certs: { src: '', packages: 'node:crypto node:fs/promises node:path selfsigned' },
-  check: { src: 'cluster config rules io.ts', packages: 'node:fs node:path yaml' },
+  check: { src: 'cluster config rules io.ts', packages: 'node:crypto node:fs node:path yaml' },
   cli: {
     src: 'admission audit certs check config crd kube policy rules server verify webhooks error-text.ts io.ts',
     packages: 'node:fs node:fs/promises node:path node:url pino yaml',

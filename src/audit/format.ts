@@ -1,17 +1,19 @@
 /**
- * `audit --output text|json|github|junit`: the formats `check` has, written by
+ * `audit --output text|json|github|junit|sarif`: the formats `check` has, written by
  * check's format writers, for Gateways read from a cluster. A finding names
- * `namespace/name` and the field path instead of a file position.
+ * `namespace/name` and the field path instead of a file position (in SARIF:
+ * a logical location only).
  */
 import { githubOutput } from '../check/format/github.js';
 import { jsonOutput } from '../check/format/json.js';
 import { junitXml, type JunitCase } from '../check/format/junit.js';
+import { sarifOutput, TOOL, type SarifSubject } from '../check/format/sarif.js';
 import type { ReportLine } from '../check/format/order.js';
 import { textOutput } from '../check/format/text.js';
 import { gatewayLabel, plural } from '../check/report.js';
 import type { AuditResult } from './pass.js';
 
-export const AUDIT_OUTPUTS = ['text', 'json', 'github', 'junit'] as const;
+export const AUDIT_OUTPUTS = ['text', 'json', 'github', 'junit', 'sarif'] as const;
 export type AuditOutput = (typeof AUDIT_OUTPUTS)[number];
 
 export const AUDIT_JSON_VERSION = 1;
@@ -110,10 +112,18 @@ function auditJunit(result: AuditResult): string {
   );
 }
 
+/** The audit's findings for SARIF: the cluster object and field are the whole location. */
+function* auditSubjects(result: AuditResult): Generator<SarifSubject> {
+  for (const g of result.flagged)
+    for (const finding of g.findings) yield { namespace: g.namespace || undefined, name: g.name, finding };
+}
+
 /** The audit's report in the formats `check` has, rendered by the same writers. */
 export const AUDIT_FORMATTERS: Readonly<Record<AuditOutput, (report: AuditReport) => string>> = {
   text: (report) => textOutput(auditLines(report.result), auditSummaryLine(report.result)),
   json: (report) => jsonOutput(auditJson(report)),
   github: (report) => githubOutput(auditLines(report.result), auditSummaryLine(report.result)),
   junit: (report) => auditJunit(report.result),
+  sarif: (report) =>
+    sarifOutput(TOOL, auditSubjects(report.result), { errors: [], exitCode: report.exitCode }),
 };

@@ -26,7 +26,8 @@ export const AUDIT_FLAGS = {
   },
   output: {
     ...CHECK_FLAGS.output,
-    description: 'Report format: text, json (versioned), github (workflow annotations), junit (XML).',
+    description:
+      'Report format: text, json (versioned), github (workflow annotations), junit (XML), sarif (SARIF 2.1.0, logical locations).',
   },
   help: CHECK_FLAGS.help,
 } as const satisfies FlagDefinitions;

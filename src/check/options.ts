@@ -13,8 +13,10 @@ import {
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
 
-const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit'] as const;
+const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit', 'sarif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+const FAIL_ON = ['violation', 'warning'] as const;
+export type FailOn = (typeof FAIL_ON)[number];
 
 export const CHECK_FLAGS = {
   filename: {
@@ -22,7 +24,7 @@ export const CHECK_FLAGS = {
     short: 'f',
     noEnv: true,
     description:
-      'Manifest file, folder (recursive: *.yaml, *.yml, *.json) or - for standard input. Repeat or comma-separate.',
+      'Manifest file, folder (recursive: *.yaml, *.yml, *.json) or - for standard input. Repeat or comma-separate; paths may also be given as arguments.',
   },
   ...RULE_FLAGS,
   'from-cluster': {
@@ -42,7 +44,13 @@ export const CHECK_FLAGS = {
     default: 'text',
     choices: OUTPUT_FORMATS,
     description:
-      'Report format: text (file:line:col lines), json (docs/ci.md), github (workflow annotations), junit (XML).',
+      'Report format: text (file:line:col lines), json (docs/ci.md), github (workflow annotations), junit (XML), sarif (SARIF 2.1.0, code scanning).',
+  },
+  'fail-on': {
+    kind: 'string',
+    default: 'violation',
+    choices: FAIL_ON,
+    description: 'What fails the check (exit 1): violation, or warning (warnings fail it too).',
   },
   help: {
     kind: 'boolean',
@@ -67,13 +75,18 @@ export interface CheckOptions {
   readonly fromCluster: boolean;
   readonly kubeconfig: string | undefined;
   readonly output: OutputFormat;
+  readonly failOn: FailOn;
 }
 
 /** Validates check's flag values into its options. */
-export function checkOptionsFrom(f: FlagValues<typeof CHECK_FLAGS>): Parsed<CheckOptions> {
+export function checkOptionsFrom(
+  f: FlagValues<typeof CHECK_FLAGS>,
+  paths: readonly string[] = [],
+): Parsed<CheckOptions> {
   const rules = ruleSettingsFrom(f);
   if (!rules.ok) return rules;
-  const filenames = f.filename ?? [];
+  // -f inputs first, then the arguments: a hook passes file names after its own -f.
+  const filenames = [...(f.filename ?? []), ...paths];
   const fromCluster = f['from-cluster'];
   const value: CheckOptions = {
     filenames,
@@ -81,9 +94,10 @@ export function checkOptionsFrom(f: FlagValues<typeof CHECK_FLAGS>): Parsed<Chec
     fromCluster,
     kubeconfig: f.kubeconfig,
     output: f.output,
+    failOn: f['fail-on'],
   };
   if (filenames.length === 0)
-    return { ok: false, error: 'no input: give -f PATH (a file, a folder, or - for stdin)' };
+    return { ok: false, error: 'no input: give PATH or -f PATH (a file, a folder, or - for stdin)' };
   if (rules.value.serviceCidrs.length === 0 && !fromCluster)
     return {
       ok: false,
@@ -98,14 +112,14 @@ export function parseCheckOptions(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Parsed<CheckOptions> {
-  const parsed = parseFlags(CHECK_FLAGS, argv, env);
+  const parsed = parseFlags(CHECK_FLAGS, argv, env, { positionals: true });
   if (!parsed.ok) return parsed;
-  return checkOptionsFrom(parsed.value.flags);
+  return checkOptionsFrom(parsed.value.flags, parsed.value.positionals);
 }
 
 export function checkHelp(): string {
   const lines = [
-    'Usage: routability-webhook check -f PATH [-f PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
+    'Usage: routability-webhook check [-f PATH ...] [PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
     '',
     "Checks the Gateways in Kubernetes manifests offline with the webhook's own rules: spec as a CREATE,",
     'status (when present) as a status update. Other objects are skipped and counted.',
@@ -115,8 +129,9 @@ export function checkHelp(): string {
   lines.push(
     ...flagList(CHECK_FLAGS, { valueName: valueNames(VALUE_NAMES), envLabel: 'env ' }),
     '',
-    'Exit status: 0 no violations; 1 violations; 2 usage error or unreadable input (2 wins).',
-    'Warnings (status findings under --status-policy warn, warning-only rules) never fail the check.',
+    'Exit status: 0 no violations; 1 violations (with --fail-on warning: also warnings); 2 usage error',
+    'or unreadable input (2 wins). Warnings (status findings under --status-policy warn, warning-only',
+    'rules) fail the check only with --fail-on warning.',
     'See docs/ci.md for pipeline examples and the JSON report schema.',
   );
   return lines.join('\n');

@@ -82,7 +82,8 @@ export interface Summary {
   readonly exitCode: typeof EXIT_OK | typeof EXIT_VIOLATIONS | typeof EXIT_USAGE;
 }
 
-export function summarize(report: CheckReport): Summary {
+/** `--fail-on`: violations fail the check (exit 1), or warnings too. */
+export function summarize(report: CheckReport, failOn: 'violation' | 'warning' = 'violation'): Summary {
   let files = 0;
   let gateways = 0;
   let violations = 0;
@@ -102,7 +103,8 @@ export function summarize(report: CheckReport): Summary {
         else warnings++;
       }
   }
-  const exitCode = inputErrors > 0 ? EXIT_USAGE : violations > 0 ? EXIT_VIOLATIONS : EXIT_OK;
+  const failing = violations + (failOn === 'warning' ? warnings : 0);
+  const exitCode = inputErrors > 0 ? EXIT_USAGE : failing > 0 ? EXIT_VIOLATIONS : EXIT_OK;
   return { files, gateways, violations, warnings, skipped, empty, inputErrors, exitCode };
 }
 

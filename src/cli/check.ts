@@ -18,6 +18,7 @@ export const command = defineCommand({
   flags: CHECK_FLAGS,
   help: checkHelp,
   usageHint: () => '\nRun `routability-webhook check --help` for usage.',
+  positionals: { name: 'PATH' },
   options: checkOptionsFrom,
   run: async (options, { io, fail }) => {
     const resolved = await resolveContext(options, io.env);
@@ -37,7 +38,7 @@ export const command = defineCommand({
       readStdin: () => readAll(io.stdin),
     });
     await resolved.allocations?.close();
-    const summary = summarize(report);
+    const summary = summarize(report, options.failOn);
     io.stdout.write(FORMATTERS[options.output](report, summary));
     // Machine-readable formats keep stdout parseable; input problems are echoed on stderr too.
     if (options.output !== 'text')

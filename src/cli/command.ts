@@ -21,8 +21,13 @@ export interface CommandSpec<Defs extends FlagDefinitions, Options> {
   readonly flags: Defs;
   /** The text `--help` (or `-h`) prints. */
   readonly help: () => string;
-  /** Turns the flag values into the command's options; an error here is a usage error. */
-  readonly options: (flags: FlagValues<Defs>) => Parsed<Options>;
+  /**
+   * Arguments that are not flags, when the command takes them (`check a.yaml b.yaml`);
+   * absent, any such argument is a usage error. `name` is how usage errors call them.
+   */
+  readonly positionals?: { readonly name: string };
+  /** Turns the flag values (and the arguments, if declared) into the command's options; an error here is a usage error. */
+  readonly options: (flags: FlagValues<Defs>, positionals: readonly string[]) => Parsed<Options>;
   readonly run: (options: Options, run: CommandRun) => Promise<number>;
   /** Appended to usage errors: a pointer to `--help`, or the usage itself. */
   readonly usageHint?: () => string;
@@ -55,9 +60,9 @@ export function defineCommand<Defs extends FlagDefinitions, Options>(
       writeLine(io.stdout, spec.help());
       return EXIT_OK;
     }
-    const parsed = parseFlags(spec.flags, argv, io.env);
+    const parsed = parseFlags(spec.flags, argv, io.env, { positionals: spec.positionals !== undefined });
     if (!parsed.ok) return fail(parsed.error, { hint: true });
-    const options = spec.options(parsed.value.flags);
+    const options = spec.options(parsed.value.flags, parsed.value.positionals);
     if (!options.ok) return fail(options.error, { hint: true });
     return spec.run(options.value, { io, fail });
   };

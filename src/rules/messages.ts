@@ -72,6 +72,8 @@ export type ParamsOf<C extends RuleCode> = Params[C];
 
 interface EntrySpec<P> {
   readonly severity: Severity;
+  /** One sentence: what the rule finds, whatever the values (the rule description of `--output sarif`). */
+  readonly summary: string;
   /** Where the rule runs. */
   readonly lists: readonly ('spec' | 'status')[];
   /** The Kubernetes field-error type (`field.ErrorType`); also `details.causes[].reason`. */
@@ -171,6 +173,7 @@ export function clampWarning(text: string): string {
 export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   RoutabilityUnsupported: rule<Params['RoutabilityUnsupported']>({
     severity: 'invalid',
+    summary: 'The routability value is not one the GEP-5093 revision supports.',
     lists: ['spec', 'status'],
     type: (p) =>
       p.reason === 'tooLong'
@@ -201,6 +204,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   RoutabilityNotAllowed: rule<Params['RoutabilityNotAllowed']>({
     severity: 'violation',
+    summary: "The domain-prefixed routability value is not on this cluster's allow-list.",
     lists: ['spec'],
     type: 'FieldValueNotSupported',
     value: (p) => p.value,
@@ -214,6 +218,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   RoutabilityTestingValue: rule<Params['RoutabilityTestingValue']>({
     severity: 'warning',
+    summary: 'A testing.x-k8s.io routability value that implementations must leave unsatisfied.',
     lists: ['spec'],
     type: 'FieldValueNotSupported',
     value: (p) => p.value,
@@ -225,6 +230,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   AddressesMalformed: rule<Params['AddressesMalformed']>({
     severity: 'violation',
+    summary: 'The addresses field is not a list of objects.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -238,6 +244,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   AddressesTooMany: rule<Params['AddressesTooMany']>({
     severity: 'invalid',
+    summary: 'The addresses list has more entries than the Gateway CRD allows.',
     lists: ['spec', 'status'],
     type: 'FieldValueTooMany',
     value: (p) => p.count,
@@ -247,6 +254,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   AddressValueInvalid: rule<Params['AddressValueInvalid']>({
     severity: 'violation',
+    summary: 'An IPAddress entry with a routability has a value that is not an IP address.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -265,6 +273,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ClusterAddressOutsideServiceRange: rule<Params['ClusterAddressOutsideServiceRange']>({
     severity: 'violation',
+    summary: 'A Cluster address is outside every service range of the cluster.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -286,6 +295,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ClusterAddressReserved: rule<Params['ClusterAddressReserved']>({
     severity: 'violation',
+    summary: 'A Cluster address is the network or broadcast address of its service range.',
     lists: ['spec'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -300,6 +310,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ClusterAddressAllocated: rule<Params['ClusterAddressAllocated']>({
     severity: 'violation',
+    summary: 'A Cluster address is already allocated to another object.',
     lists: ['spec'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -312,6 +323,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ClusterAddressAllocationUnchecked: rule<Params['ClusterAddressAllocationUnchecked']>({
     severity: 'warning',
+    summary: 'Whether a Cluster address is already allocated could not be checked.',
     lists: ['spec'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -324,6 +336,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ExternalAddressInsideServiceRange: rule<Params['ExternalAddressInsideServiceRange']>({
     severity: 'violation',
+    summary: 'An External address is inside a service range, where only the cluster reaches it.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -338,6 +351,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ExternalHostnameInClusterDomain: rule<Params['ExternalHostnameInClusterDomain']>({
     severity: 'violation',
+    summary: 'An External hostname is in the cluster DNS domain.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -352,6 +366,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   RoutabilityMismatch: rule<Params['RoutabilityMismatch']>({
     severity: 'violation',
+    summary: 'A status address has a routability that spec did not request.',
     lists: ['status'],
     // An unset routability is a missing value in Kubernetes' terms.
     type: (p) => (p.unset ? 'FieldValueRequired' : 'FieldValueInvalid'),
@@ -381,6 +396,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   AddressesAssignedInconsistent: rule<Params['AddressesAssignedInconsistent']>({
     severity: 'violation',
+    summary: 'The AddressesAssigned condition disagrees with the addresses in status.',
     lists: ['status'],
     type: (p) =>
       p.problem === 'message'
@@ -439,6 +455,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   ClusterAddressGloballyRoutable: rule<Params['ClusterAddressGloballyRoutable']>({
     severity: 'warning',
+    summary: 'A Cluster address is globally routable although the service range is not.',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -451,6 +468,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   StatusDefaultedExternal: rule<Params['StatusDefaultedExternal']>({
     severity: 'warning',
+    summary: 'A status address was defaulted to External although it looks like a Cluster address.',
     lists: ['status'],
     type: 'FieldValueInvalid',
     value: (p) => p.value,
@@ -462,6 +480,7 @@ export const CATALOGUE: { readonly [C in RuleCode]: Entry<Params[C]> } = {
   }),
   UnchangedEntryRatcheted: rule<Params['UnchangedEntryRatcheted']>({
     severity: 'warning',
+    summary: 'An unchanged address entry that breaks a rule was allowed on update (ratcheting).',
     lists: ['spec', 'status'],
     type: 'FieldValueInvalid',
     value: () => NO_VALUE,

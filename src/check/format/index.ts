@@ -4,6 +4,7 @@ import type { OutputFormat } from '../options.js';
 import { formatGithub } from './github.js';
 import { formatJson } from './json.js';
 import { formatJunit } from './junit.js';
+import { formatSarif } from './sarif.js';
 import { formatText } from './text.js';
 
 export const FORMATTERS: Readonly<Record<OutputFormat, (report: CheckReport, summary: Summary) => string>> = {
@@ -11,4 +12,5 @@ export const FORMATTERS: Readonly<Record<OutputFormat, (report: CheckReport, sum
   json: formatJson,
   github: formatGithub,
   junit: formatJunit,
+  sarif: formatSarif,
 };
