@@ -62,7 +62,7 @@ describe('exit codes', () => {
 
 describe('usage errors exit 2 with a message on stderr', () => {
   const cases: [string, string[], RegExp][] = [
-    ['no input', [...RANGES], /no input: give -f PATH/],
+    ['no input', [...RANGES], /no input: give PATH or -f PATH/],
     [
       'no ranges',
       ['-f', VALID],
@@ -73,14 +73,18 @@ describe('usage errors exit 2 with a message on stderr', () => {
     [
       'an unknown format',
       ['-f', VALID, ...RANGES, '-o', 'xml'],
-      /--output: must be one of text, json, github, junit/,
+      /--output: must be one of text, json, github, junit, sarif/,
     ],
     [
       'a bad policy',
       ['-f', VALID, ...RANGES, '--spec-policy', 'deny'],
       /--spec-policy: must be one of enforce, warn/,
     ],
-    ['a positional path', [VALID, ...RANGES], /Unexpected argument/],
+    [
+      'an unknown --fail-on',
+      ['-f', VALID, ...RANGES, '--fail-on', 'error'],
+      /--fail-on: must be one of violation, warning/,
+    ],
     [
       '--kubeconfig without --from-cluster',
       ['-f', VALID, ...RANGES, '--kubeconfig', 'x'],
@@ -132,7 +136,9 @@ describe('--help', () => {
       if ('short' in def) expect(r.stdout).toContain(`-${def.short}, --${name}`);
     }
     for (const name of Object.keys(RULE_FLAGS)) expect(CHECK_FLAGS).toHaveProperty(name);
-    expect(r.stdout).toMatch(/Exit status: 0 no violations; 1 violations; 2 usage error/);
+    expect(r.stdout).toMatch(
+      /Exit status: 0 no violations; 1 violations \(with --fail-on warning: also warnings\); 2 usage error/,
+    );
   });
 
   it('-h needs no inputs or ranges', async () => {
