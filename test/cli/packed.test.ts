@@ -2,13 +2,23 @@
  * The CLI on a workstation: the package `npm pack` makes installs with
  * `npm install -g` (here into a temporary prefix), and the installed
  * `routability-webhook` answers --help, check and review from a folder that is
- * not the clone.
+ * not the clone; `kubectl-routability` (the kubectl plugin) checks too, and the
+ * pre-commit hook's entry runs on file names appended as pre-commit appends them.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
@@ -29,6 +39,11 @@ function run(cmd: string, args: string[], opts: { cwd: string; input?: string; e
 }
 
 const prefix = join(scratch, 'prefix');
+const GATEWAY = (
+  JSON.parse(
+    readFileSync(join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json'), 'utf8'),
+  ) as { request: { object: unknown } }
+).request.object;
 const elsewhere = join(scratch, 'elsewhere');
 const bin = join(prefix, 'bin', 'routability-webhook');
 
@@ -90,5 +105,100 @@ describe('the packed CLI, installed with npm install -g', () => {
     const r = await run(bin, ['review', '--service-cidr', '10.96.0.0/12'], { cwd: elsewhere, input });
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as { response: { allowed: boolean } }).response.allowed).toBe(false);
+  });
+});
+
+describe('the kubectl plugin', () => {
+  const env = { PATH: `${join(prefix, 'bin')}:${process.env['PATH']}` };
+
+  it('kubectl-routability is the same CLI under the name kubectl looks for', async () => {
+    writeFileSync(join(elsewhere, 'plugin-gateway.json'), JSON.stringify(GATEWAY));
+    const r = await run(
+      'kubectl-routability',
+      ['check', '-f', 'plugin-gateway.json', '--service-cidr', '10.96.0.0/12'],
+      {
+        cwd: elsewhere,
+        env,
+      },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^plugin-gateway\.json:\d+:\d+: Gateway .*inside the service range/m);
+  });
+
+  // kubectl runs `kubectl-<name>` from PATH for `kubectl <name>`; where kubectl is installed, through it.
+  const kubectl = (process.env['PATH'] ?? '').split(':').some((d) => existsSync(join(d, 'kubectl')));
+  it.runIf(kubectl)('kubectl routability check -f … runs it through kubectl', async () => {
+    writeFileSync(join(elsewhere, 'plugin-gateway.json'), JSON.stringify(GATEWAY));
+    const r = await run(
+      'kubectl',
+      ['routability', 'check', '-f', 'plugin-gateway.json', '--service-cidr', '10.96.0.0/12'],
+      {
+        cwd: elsewhere,
+        env,
+      },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^plugin-gateway\.json:\d+:\d+: Gateway /m);
+  });
+});
+
+describe('the pre-commit hook (.pre-commit-hooks.yaml)', () => {
+  interface Hook {
+    id: string;
+    entry: string;
+    language: string;
+    files: string;
+    pass_filenames?: boolean;
+  }
+  const hooks = parse(readFileSync(join(REPO, '.pre-commit-hooks.yaml'), 'utf8')) as Hook[];
+  const hook = hooks.find((h) => h.id === 'gateway-routability')!;
+  const env = { PATH: `${join(prefix, 'bin')}:${process.env['PATH']}` };
+  const staged = join(scratch, 'staged');
+
+  /** As pre-commit runs a hook: the entry split into words, the hook's args, then the matching staged files. */
+  function runHook(args: string[], files: string[]) {
+    const matching = files.filter((f) => new RegExp(hook.files).test(f));
+    const [cmd, ...words] = hook.entry.split(/\s+/);
+    return run(cmd!, [...words, ...args, ...matching], { cwd: staged, env });
+  }
+
+  beforeAll(() => {
+    mkdirSync(join(staged, 'deploy'), { recursive: true });
+    writeFileSync(join(staged, 'deploy', 'bad.json'), JSON.stringify(GATEWAY));
+    writeFileSync(
+      join(staged, 'deploy', 'service.yaml'),
+      'apiVersion: v1\nkind: Service\nmetadata: { name: web }\n',
+    );
+    writeFileSync(join(staged, 'README.md'), '# not a manifest\n');
+  });
+
+  it('is a node hook that passes file names and matches manifests only', () => {
+    expect(hook).toMatchObject({ language: 'node', entry: 'routability-webhook check' });
+    expect(hook.pass_filenames).not.toBe(false);
+    const re = new RegExp(hook.files);
+    expect(['a.yaml', 'b.yml', 'c.json', 'deploy/x.YAML'.toLowerCase()].every((f) => re.test(f))).toBe(true);
+    expect(['README.md', 'yaml.txt', 'a.yaml.bak'].some((f) => re.test(f))).toBe(false);
+  });
+
+  it('fails the commit on a violation in a staged manifest, naming the file', async () => {
+    const r = await runHook(
+      ['--service-cidr', '10.96.0.0/12'],
+      ['README.md', 'deploy/bad.json', 'deploy/service.yaml'],
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^deploy\/bad\.json:\d+:\d+: Gateway /m);
+    expect(r.stdout).toMatch(/in 2 files: 1 violation/);
+  });
+
+  it('passes when the staged manifests are fine', async () => {
+    const r = await runHook(['--service-cidr', '10.96.0.0/12'], ['README.md', 'deploy/service.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/in 1 file: 0 violations/);
+  });
+
+  it('without the service range as an argument it says what to add (exit 2)', async () => {
+    const r = await runHook([], ['deploy/service.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the service ranges are required: give --service-cidr CIDR/);
   });
 });
