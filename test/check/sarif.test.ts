@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv04 from 'ajv-draft-04';
-import addFormats from 'ajv-formats';
+import ajvDraft04 from 'ajv-draft-04';
+import ajvFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AUDIT_FORMATTERS, type AuditReport } from '../../src/audit/format.js';
 import { artifactUri, FINGERPRINT_KEY, helpUri, PROJECT_URI } from '../../src/check/format/sarif.js';
@@ -26,8 +26,9 @@ const SCHEMA = join(
   'sarif-2.1.0-rtm.5.json',
 );
 // rtm.5's `language` pattern (`…{2}]?$`) is valid only as a non-Unicode regular expression (the errata fixed it).
-const ajv = new Ajv04({ strict: false, allErrors: true, unicodeRegExp: false });
-addFormats(ajv);
+// Both packages are CommonJS; their classes are `default` of the module object.
+const ajv = new ajvDraft04.default({ strict: false, allErrors: true, unicodeRegExp: false });
+ajvFormats.default(ajv);
 const validate = ajv.compile(JSON.parse(readFileSync(SCHEMA, 'utf8')) as object);
 const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 

@@ -6,6 +6,7 @@
  * pre-commit hook's entry runs on file names appended as pre-commit appends them.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -13,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +48,7 @@ const GATEWAY = (
 ).request.object;
 const elsewhere = join(scratch, 'elsewhere');
 const bin = join(prefix, 'bin', 'routability-webhook');
+let tarballPath = '';
 
 beforeAll(async () => {
   mkdirSync(elsewhere);
@@ -53,6 +56,7 @@ beforeAll(async () => {
   expect(packed.code, packed.stderr).toBe(0);
   const tarball = `gateway-routability-webhook-${version}.tgz`;
   expect(readdirSync(scratch)).toContain(tarball);
+  tarballPath = join(scratch, tarball);
   // As a user installs it: globally, here into a prefix of its own, from a folder that is not the clone.
   const installed = await run(
     'npm',
@@ -139,6 +143,59 @@ describe('the kubectl plugin', () => {
     );
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^plugin-gateway\.json:\d+:\d+: Gateway /m);
+  });
+});
+
+describe('the krew plugin (.krew.yaml, scripts/krew-archive.mjs)', () => {
+  const out = join(scratch, 'krew-out');
+  // As krew installs a plugin: the archive unpacked into its store, the bin linked into its bin folder.
+  const store = join(scratch, 'krew', 'store', 'routability', `v${version}`);
+  const krewBin = join(scratch, 'krew', 'bin');
+
+  beforeAll(async () => {
+    const made = await run(
+      process.execPath,
+      [join(REPO, 'scripts', 'krew-archive.mjs'), tarballPath, out, `v${version}`],
+      { cwd: elsewhere },
+    );
+    expect(made.code, made.stderr).toBe(0);
+    mkdirSync(store, { recursive: true });
+    mkdirSync(krewBin, { recursive: true });
+    const unpacked = await run('tar', ['-xzf', join(out, 'kubectl-routability.tar.gz'), '-C', store], {
+      cwd: elsewhere,
+    });
+    expect(unpacked.code, unpacked.stderr).toBe(0);
+    symlinkSync(join(store, 'kubectl-routability'), join(krewBin, 'kubectl-routability'));
+  }, 300_000);
+
+  it('the manifest names the archive of this tag with its checksum, and the launcher as bin', () => {
+    const manifest = parse(readFileSync(join(out, 'routability.yaml'), 'utf8')) as {
+      kind: string;
+      metadata: { name: string };
+      spec: { version: string; platforms: { uri: string; sha256: string; bin: string }[] };
+    };
+    expect(manifest).toMatchObject({ kind: 'Plugin', metadata: { name: 'routability' } });
+    expect(manifest.spec.version).toBe(`v${version}`);
+    const [platform] = manifest.spec.platforms;
+    expect(platform!.uri).toMatch(
+      new RegExp(`/releases/download/v${version}/kubectl-routability\\.tar\\.gz$`),
+    );
+    const sha = createHash('sha256')
+      .update(readFileSync(join(out, 'kubectl-routability.tar.gz')))
+      .digest('hex');
+    expect(platform!.sha256).toBe(sha);
+    expect(existsSync(join(store, platform!.bin))).toBe(true);
+  });
+
+  it('the launcher, linked as krew links it, checks a manifest', async () => {
+    writeFileSync(join(elsewhere, 'krew-gateway.json'), JSON.stringify(GATEWAY));
+    const r = await run(
+      join(krewBin, 'kubectl-routability'),
+      ['check', 'krew-gateway.json', '--service-cidr', '10.96.0.0/12'],
+      { cwd: elsewhere },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^krew-gateway\.json:\d+:\d+: Gateway /m);
   });
 });
 
