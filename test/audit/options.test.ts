@@ -93,7 +93,7 @@ describe('auditHelp', () => {
     // Flags name their environment variable as `[env …]`, with their value's name.
     expect(auditHelp()).toContain('[env ROUTABILITY_WEBHOOK_PAGE_SIZE]');
     expect(auditHelp()).toContain(
-      'Report format: text, json (versioned), github (workflow annotations), junit (XML).',
+      'Report format: text, json (versioned), github (workflow annotations), junit (XML), sarif (SARIF 2.1.0, logical locations).',
     );
     expect(auditHelp()).toContain('Gateways per list request (limit/continue)');
   });
