@@ -184,6 +184,14 @@ describe('check --output sarif', () => {
     expect(stderr).toContain('missing.yaml: error: no such file or directory');
   });
 
+  it('broken standard input: a notification without a location', async () => {
+    const { run, code } = await sarif(['-', ...RANGES], { stdin: 'a: [\n' });
+    expect(code).toBe(2);
+    const [note] = run.invocations[0]!.toolExecutionNotifications!;
+    expect(note!.descriptor.id).toBe('InvalidYAML');
+    expect(note!.locations).toBeUndefined();
+  });
+
   it('standard input: logical locations only, no file to point at', async () => {
     const yaml = readFileSync(join(MANIFESTS, 'gateways.yaml'), 'utf8');
     const { run } = await sarif(['-', ...RANGES], { stdin: yaml });

@@ -135,7 +135,8 @@ function notification(e: InputError): unknown {
     level: 'error',
     message: { text: e.message },
     descriptor: { id: e.code },
-    ...(e.file === STDIN_DISPLAY && !e.position
+    // Standard input is no artifact a consumer can open: the message alone.
+    ...(e.file === STDIN_DISPLAY
       ? {}
       : { locations: [{ physicalLocation: physicalLocation(e.file, e.position) }] }),
   };
