@@ -34,7 +34,7 @@ const action = parse(text) as Action;
 
 function sh(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
   return new Promise<{ code: number; out: string }>((resolve) =>
-    execFile(cmd, args, { ...opts, timeout: 400_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
+    execFile(cmd, args, { ...opts, timeout: 1_000_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr }),
     ),
   );
@@ -140,7 +140,8 @@ beforeAll(async () => {
   const done = await runSteps([install!], scratch, installed);
   const r = done[install!.name]!;
   expect(r.code, r.out).toBe(0);
-}, 600_000);
+  // npm ci of the whole tree, a build and an install: about a minute alone, far more on a loaded machine.
+}, 1_200_000);
 
 function workspace(name: string, files: Record<string, string>): string {
   const dir = join(scratch, name);
