@@ -17,7 +17,7 @@ export const AUDIT_FLAGS = {
   kubeconfig: {
     kind: 'string',
     description:
-      'Kubeconfig file (default: in-cluster service account, then KUBECONFIG, then ~/.kube/config).',
+      'Kubeconfig file (default: KUBECONFIG, then in-cluster service account, then ~/.kube/config).',
   },
   'page-size': {
     kind: 'integer',

@@ -36,7 +36,7 @@ export const CHECK_FLAGS = {
   kubeconfig: {
     kind: 'string',
     description:
-      'With --from-cluster: kubeconfig file (default: in-cluster service account, then KUBECONFIG, then ~/.kube/config).',
+      'With --from-cluster: kubeconfig file (default: KUBECONFIG, then in-cluster service account, then ~/.kube/config).',
   },
   output: {
     kind: 'string',

@@ -47,7 +47,7 @@ export const CRD_PATCH_FLAGS = {
   },
   kubeconfig: {
     kind: 'string',
-    description: 'With --patch-cluster: kubeconfig file (default: in-cluster, KUBECONFIG, ~/.kube/config).',
+    description: 'With --patch-cluster: kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
   help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
 } as const satisfies FlagDefinitions;

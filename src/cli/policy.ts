@@ -71,7 +71,7 @@ export const POLICY_FLAGS = {
   },
   kubeconfig: {
     kind: 'string',
-    description: 'With --apply: kubeconfig file (default: in-cluster, KUBECONFIG, ~/.kube/config).',
+    description: 'With --apply: kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
   help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
 } as const satisfies FlagDefinitions;

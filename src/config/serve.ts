@@ -41,7 +41,7 @@ export const SERVE_FLAGS = {
   },
   kubeconfig: {
     kind: 'string',
-    description: 'Kubeconfig file (default: in-cluster, then KUBECONFIG, then ~/.kube/config).',
+    description: 'Kubeconfig file (default: KUBECONFIG, then in-cluster, then ~/.kube/config).',
   },
   'log-level': {
     kind: 'string',

@@ -26,19 +26,26 @@ export type KubeconfigSource =
   | { readonly kind: 'env'; readonly paths: readonly string[] }
   | { readonly kind: 'home'; readonly path: string };
 
-/** Which credentials would be used, without loading them; undefined when there are none. */
+/**
+ * Which credentials would be used, without loading them; undefined when there
+ * are none. The order is controller-runtime's (and so that of most Kubernetes
+ * controllers written in Go): the --kubeconfig flag; the KUBECONFIG variable;
+ * the in-cluster service account; ~/.kube/config. KUBECONFIG before the
+ * service account lets a pod that sets it (to reach another cluster, or
+ * through a proxy) be obeyed rather than silently overridden.
+ */
 export function findKubeconfig(options: KubeconfigOptions = {}): KubeconfigSource | undefined {
   const env = options.env ?? process.env;
   if (options.kubeconfig !== undefined && options.kubeconfig !== '')
     return { kind: 'flag', path: options.kubeconfig };
-  if (env['KUBERNETES_SERVICE_HOST'] && env['KUBERNETES_SERVICE_PORT']) {
-    if (existsSync(options.serviceAccountTokenFile ?? SERVICE_ACCOUNT_TOKEN)) return { kind: 'in-cluster' };
-  }
   const fromEnv = (env['KUBECONFIG'] ?? '')
     .split(delimiter)
     .map((p) => p.trim())
     .filter((p) => p !== '');
   if (fromEnv.length > 0) return { kind: 'env', paths: fromEnv };
+  if (env['KUBERNETES_SERVICE_HOST'] && env['KUBERNETES_SERVICE_PORT']) {
+    if (existsSync(options.serviceAccountTokenFile ?? SERVICE_ACCOUNT_TOKEN)) return { kind: 'in-cluster' };
+  }
   const home = options.home ?? homedir();
   const path = join(home, '.kube', 'config');
   if (existsSync(path)) return { kind: 'home', path };

@@ -1,7 +1,7 @@
 /**
  * Finds the Kubernetes credentials to use, in this order: an explicit
- * --kubeconfig; the in-cluster service account; the KUBECONFIG variable;
- * ~/.kube/config. Unlike KubeConfig.loadFromDefault, it says "none" instead of
+ * --kubeconfig; the KUBECONFIG variable; the in-cluster service account;
+ * ~/.kube/config (controller-runtime's order). Unlike KubeConfig.loadFromDefault, it says "none" instead of
  * silently falling back to http://localhost:8080, so callers can tell "no
  * cluster here" apart from "a cluster that does not answer".
  */

@@ -149,12 +149,12 @@ describe('kubeconfig order: every sentence that orders the sources orders them a
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const TOKENS: [string, RegExp][] = [
     ['flag', /`?--kubeconfig`?(?! FILE\))/],
-    ['in-cluster', /in-cluster/],
     ['env', /KUBECONFIG(?!_)/],
+    ['in-cluster', /in-cluster/],
     ['home', /~\/\.kube\/config/],
   ];
 
-  it('the code: --kubeconfig, then in-cluster, then KUBECONFIG, then ~/.kube/config', () => {
+  it('the code: --kubeconfig, then KUBECONFIG, then in-cluster, then ~/.kube/config', () => {
     const home = join(dir, 'home');
     mkdirSync(join(home, '.kube'), { recursive: true });
     writeFileSync(join(home, '.kube', 'config'), '');
@@ -168,8 +168,8 @@ describe('kubeconfig order: every sentence that orders the sources orders them a
       serviceAccountTokenFile: token,
     };
     expect(findKubeconfig(all)?.kind).toBe('flag');
-    expect(findKubeconfig({ ...all, kubeconfig: undefined })?.kind).toBe('in-cluster');
-    expect(findKubeconfig({ ...all, kubeconfig: undefined, env: { KUBECONFIG: '/env' } })?.kind).toBe('env');
+    expect(findKubeconfig({ ...all, kubeconfig: undefined })?.kind).toBe('env');
+    expect(findKubeconfig({ ...all, kubeconfig: undefined, env: inCluster })?.kind).toBe('in-cluster');
     expect(findKubeconfig({ ...all, kubeconfig: undefined, env: {} })?.kind).toBe('home');
   });
 
@@ -199,7 +199,7 @@ describe('kubeconfig order: every sentence that orders the sources orders them a
       .filter((w) => w !== undefined);
     expect(
       wrong,
-      'the code tries --kubeconfig, then in-cluster, then KUBECONFIG, then ~/.kube/config',
+      'the code tries --kubeconfig, then KUBECONFIG, then in-cluster, then ~/.kube/config',
     ).toEqual([]);
   }, 60_000);
 });
