@@ -119,3 +119,26 @@ lists IPAddresses when the allocated-IP check is on. Otherwise it needs no token
 {{- fail "webhook.port and webhook.healthPort must differ" -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+Values an upgrade with --reuse-values lacks. Helm then renders these templates with the installed
+release's values alone (its chart's values.yaml and what the user set), not merged with this chart's
+values.yaml, so a value added since is missing (a nil map, an empty flag). Every template includes
+"grw.defaults" first: it adds each missing key, at any depth, from files/values-defaults.yaml (this
+values.yaml without comments, written by scripts/chart-values-history.mjs) and leaves every key that
+is there alone, false and empty included (sprig's merge would replace those).
+*/}}
+{{- define "grw.defaults" -}}
+{{- include "grw.fillMissing" (list .Values (.Files.Get "files/values-defaults.yaml" | fromYaml)) -}}
+{{- end }}
+
+{{- define "grw.fillMissing" -}}
+{{- $dst := index . 0 -}}
+{{- range $key, $value := index . 1 -}}
+{{- if not (hasKey $dst $key) -}}
+{{- $_ := set $dst $key (deepCopy $value) -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" (index $dst $key)) -}}
+{{- include "grw.fillMissing" (list (index $dst $key) $value) -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
