@@ -37,13 +37,20 @@ function tableAfter(text: string, heading: string): string[][] {
 
 describe.skipIf(noHelm !== undefined)('alerts: the docs list what the chart renders', () => {
   it('operations.md § Alerts and the chart README name exactly the rendered alerts, each with a first response', async () => {
-    const docs = await render({ setJson: { 'metrics.prometheusRule.enabled': true } });
-    const rule = docs.find((d) => d.kind === 'PrometheusRule')!;
-    const rendered = (rule.spec.groups as { rules: { alert?: string }[] }[])
-      .flatMap((g) => g.rules.map((r) => r.alert))
-      .filter((a): a is string => a !== undefined)
-      .sort();
-    expect(rendered.length).toBeGreaterThanOrEqual(5);
+    const alertsOf = (docs: K8sObject[]): string[] =>
+      (docs.find((d) => d.kind === 'PrometheusRule')!.spec.groups as { rules: { alert?: string }[] }[])
+        .flatMap((g) => g.rules.map((r) => r.alert))
+        .filter((a): a is string => a !== undefined)
+        .sort();
+    const webhookSide = alertsOf(await render({ setJson: { 'metrics.prometheusRule.enabled': true } }));
+    const rendered = alertsOf(
+      await render({
+        setJson: { 'metrics.prometheusRule.enabled': true, 'metrics.prometheusRule.apiserver.enabled': true },
+      }),
+    );
+    expect(webhookSide.length).toBeGreaterThanOrEqual(5);
+    const apiserverSide = rendered.filter((a) => !webhookSide.includes(a));
+    expect(apiserverSide.length).toBe(3);
     const rows = tableAfter(read('docs/operations.md'), '## Alerts');
     const inOperations = rows.map((r) => /`(\w+)`/.exec(r[0]!)![1]!);
     expect(inOperations.sort(), 'docs/operations.md § Alerts: one row per alert').toEqual(rendered);
@@ -52,7 +59,15 @@ describe.skipIf(noHelm !== undefined)('alerts: the docs list what the chart rend
       .split('\n')
       .find((l) => l.startsWith('| `metrics.prometheusRule.enabled` |'))!;
     const inChart = [...chartRow.matchAll(/`(Routability\w+)`/g)].map((m) => m[1]!).sort();
-    expect(inChart, `${CHART_README}: metrics.prometheusRule.enabled lists the alerts`).toEqual(rendered);
+    expect(inChart, `${CHART_README}: metrics.prometheusRule.enabled lists the alerts`).toEqual(webhookSide);
+    const apiserverRow = read(CHART_README)
+      .split('\n')
+      .find((l) => l.startsWith('| `metrics.prometheusRule.apiserver.enabled` |'))!;
+    const inApiserverRow = [...apiserverRow.matchAll(/`(Routability\w+)`/g)].map((m) => m[1]!).sort();
+    expect(
+      inApiserverRow,
+      `${CHART_README}: metrics.prometheusRule.apiserver.enabled lists its alerts`,
+    ).toEqual(apiserverSide);
   }, 60_000);
 });
 
