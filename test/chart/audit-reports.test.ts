@@ -7,9 +7,8 @@ const { skipReason } = helmBinary();
 const GATEWAYS = {
   apiGroups: ['gateway.networking.k8s.io'],
   resources: ['gateways'],
-  verbs: ['list', 'watch'],
+  verbs: ['list'],
 };
-const WRITE = ['list', 'create', 'update', 'delete'];
 
 function args(docs: Awaited<ReturnType<typeof render>>): string[] {
   return one(docs, 'Deployment').spec.template.spec.containers[0].args as string[];
@@ -27,18 +26,27 @@ describe.skipIf(skipReason !== undefined)('webhook.audit.reports', () => {
   it.each([
     ['policyreport', 'wgpolicyk8s.io', 'policyreports'],
     ['openreports', 'openreports.io', 'reports'],
-  ])('%s: the flag, and list/create/update/delete on %s %s only', async (mode, group, resource) => {
-    const docs = await render({ set: { 'webhook.audit.reports': mode } });
-    expect(args(docs)).toContain(`--audit-reports=${mode}`);
-    const rules = one(docs, 'ClusterRole').rules as { apiGroups: string[] }[];
-    expect(rules).toContainEqual(GATEWAYS);
-    expect(rules.filter((r) => r.apiGroups.includes(group))).toEqual([
-      { apiGroups: [group], resources: [resource], verbs: WRITE },
-    ]);
-    expect(rules.filter((r) => ['wgpolicyk8s.io', 'openreports.io'].includes(r.apiGroups[0]!))).toHaveLength(
-      1,
-    );
-  });
+  ])(
+    '%s: the flag, and list/create on %s %s, update/delete of its one name, only',
+    async (mode, group, resource) => {
+      const docs = await render({ set: { 'webhook.audit.reports': mode } });
+      expect(args(docs)).toContain(`--audit-reports=${mode}`);
+      const rules = one(docs, 'ClusterRole').rules as { apiGroups: string[] }[];
+      expect(rules).toContainEqual(GATEWAYS);
+      expect(rules.filter((r) => r.apiGroups.includes(group))).toEqual([
+        { apiGroups: [group], resources: [resource], verbs: ['list', 'create'] },
+        {
+          apiGroups: [group],
+          resources: [resource],
+          resourceNames: ['gateway-routability-audit'],
+          verbs: ['update', 'delete'],
+        },
+      ]);
+      expect(
+        rules.filter((r) => ['wgpolicyk8s.io', 'openreports.io'].includes(r.apiGroups[0]!)),
+      ).toHaveLength(2);
+    },
+  );
 
   it('with the audit off, neither the flag nor the verbs (nothing would write reports)', async () => {
     const docs = await render({

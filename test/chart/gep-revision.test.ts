@@ -13,7 +13,7 @@ const CRD_RULE = {
   apiGroups: ['apiextensions.k8s.io'],
   resources: ['customresourcedefinitions'],
   resourceNames: ['gateways.gateway.networking.k8s.io'],
-  verbs: ['get', 'list', 'watch'],
+  verbs: ['list', 'watch'],
 };
 
 const serveArgs = (docs: K8sObject[]): string[] =>

@@ -192,12 +192,12 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
     expect(role.rules).toEqual([
       { apiGroups: ['networking.k8s.io'], resources: ['servicecidrs'], verbs: ['list', 'watch'] },
       { apiGroups: ['networking.k8s.io'], resources: ['ipaddresses'], verbs: ['get'] },
-      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list'] },
       {
         apiGroups: ['apiextensions.k8s.io'],
         resources: ['customresourcedefinitions'],
         resourceNames: ['gateways.gateway.networking.k8s.io'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'watch'],
       },
     ]);
     const binding = one(docs, 'ClusterRoleBinding');
@@ -596,7 +596,7 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
         apiGroups: ['apiextensions.k8s.io'],
         resources: ['customresourcedefinitions'],
         resourceNames: ['gateways.gateway.networking.k8s.io'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'watch'],
       },
     ]);
     expect(one(docs, 'Deployment').spec.template.spec.automountServiceAccountToken).toBe(true);
@@ -612,7 +612,7 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
         apiGroups: ['apiextensions.k8s.io'],
         resources: ['customresourcedefinitions'],
         resourceNames: ['gateways.gateway.networking.k8s.io'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'watch'],
       },
     ]);
     expect(container(docs).args).toContain('--no-check-allocated-ips');

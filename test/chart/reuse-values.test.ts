@@ -28,7 +28,11 @@ import {
 const { skipReason } = helmBinary();
 const VALUES = 'charts/gateway-routability-webhook/values.yaml';
 const FIXTURES = join(repoRoot, 'test', 'fixtures', 'chart-values-history');
-const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
+/** Values that differ only in comments or layout render the same: compared as parsed. */
+const digest = (text: string): string =>
+  createHash('sha256')
+    .update(JSON.stringify(parse(text)))
+    .digest('hex');
 
 /** Every distinct earlier values.yaml: the fixtures, and git history when there is one. */
 function earlierValues(): { name: string; text: string }[] {
@@ -99,7 +103,7 @@ const versions = earlierValues();
 
 describe.skipIf(skipReason !== undefined)('helm upgrade --reuse-values from an earlier chart', () => {
   it('finds the earlier versions (fixtures and history)', () => {
-    expect(versions.length).toBeGreaterThanOrEqual(12);
+    expect(versions.length).toBeGreaterThanOrEqual(8);
   });
 
   describe.each(versions.map((v) => [v.name, v] as const))('%s', (_name, version) => {

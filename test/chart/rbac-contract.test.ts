@@ -1,0 +1,288 @@
+// The RBAC the chart renders is exactly what the code calls. Each row renders the chart with some
+// values, runs the component the chart runs (its rendered arguments, as the ServiceAccount the chart
+// gives its pod) against the fake API server, and drives it through every path that calls the API;
+// the fake records each request. Then, for that ServiceAccount's rendered Roles and ClusterRoles:
+// every request is allowed, every granted (group, resource, verb, name) was used, and a rule that
+// could be limited by resourceNames is.
+//
+// Why the recorded requests rather than a declared list: they are what the code does, whichever
+// module builds the path, so a call added anywhere shows up here without anyone declaring it.
+// A new component (another pod with its own ServiceAccount) is one more row of COMPONENTS.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { REPORT_APIS } from '../../src/audit/reports.js';
+import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeReports } from '../cluster/fake-reports.js';
+import { asStored, gatewayCrdWith } from '../cluster/gateway-crd.js';
+import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import {
+  eventually,
+  httpsPost,
+  runCli,
+  startServeAgainstApi,
+  type ServingAgainstApi,
+} from '../support/server-process.js';
+import { helmBinary, NAMESPACE, render, type K8sObject, type RenderOptions } from './helm.js';
+import { accessOf, compare, grantsOf, type Access } from './rbac.js';
+
+const { skipReason } = helmBinary();
+const GATEWAY_CRD = 'gateways.gateway.networking.k8s.io';
+
+/** Accesses whose object names are data, so no rule can list them. */
+const ANY_NAME = [
+  // The allocated-IP check GETs the IPAddress named by each address under review.
+  'get ipaddresses.networking.k8s.io',
+];
+
+interface Pod {
+  readonly serviceAccount: string;
+  readonly args: string[];
+}
+
+/** A process the chart runs, found in the rendered objects, and how to drive it through its API calls. */
+interface Component {
+  readonly name: string;
+  readonly pod: (docs: K8sObject[]) => Pod | undefined;
+  readonly exercise: (fake: FakeApiServer, pod: Pod) => Promise<void>;
+}
+
+function podOf(docs: K8sObject[], kind: string, match: (o: K8sObject) => boolean): Pod | undefined {
+  const found = docs.find((d) => d.kind === kind && match(d));
+  if (!found) return undefined;
+  const spec = found.spec.template.spec as { serviceAccountName: string; containers: { args: string[] }[] };
+  return { serviceAccount: spec.serviceAccountName, args: spec.containers[0]!.args };
+}
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+/** The params ConfigMap: GET, and a merge patch of `data`. */
+function configMapRoute(path: string) {
+  let data: Record<string, string> = {};
+  return (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
+    if (url.pathname !== path || (req.method !== 'GET' && req.method !== 'PATCH')) return false;
+    const send = () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: path.split('/').pop() },
+          data,
+        }),
+      );
+    };
+    if (req.method === 'GET') send();
+    else {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        data = {
+          ...data,
+          ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: Record<string, string> }).data,
+        };
+        send();
+      });
+    }
+    return true;
+  };
+}
+
+/** serve: the Deployment's arguments with local ports and certificates, and short Lease timings. */
+async function exerciseServe(fake: FakeApiServer, pod: Pod): Promise<void> {
+  const local = pod.args
+    .slice(1)
+    .filter((a) => !/^--(port|health-port|tls-cert-file|tls-private-key-file|client-ca-file)=/.test(a));
+  const reportsFlag = local.find((a) => a.startsWith('--audit-reports='))?.split('=')[1];
+  const reports =
+    reportsFlag === 'policyreport' || reportsFlag === 'openreports'
+      ? FakeReports.attach(fake, REPORT_APIS[reportsFlag])
+      : undefined;
+  const params = local.find((a) => a.startsWith('--policy-params='))?.split('=')[1];
+  if (params) {
+    const [ns, name] = params.split('/');
+    fake.addRoute(configMapRoute(`/api/v1/namespaces/${ns}/configmaps/${name}`));
+  }
+  fake.crds.set(GATEWAY_CRD, asStored(gatewayCrdWith('provisional')));
+  fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
+  const external = (name: string, value: string) =>
+    fake.put(
+      'gateways',
+      gateway('apps', name, { spec: [{ type: 'IPAddress', value, routability: 'External' }] }),
+    );
+  external('a', '10.100.0.5');
+  external('b', '10.101.0.5');
+  const audits = local.some((a) => a.startsWith('--audit-lease='));
+  const serving: ServingAgainstApi = await startServeAgainstApi(fake.kubeconfigPath, {
+    prefix: 'rbac-contract-',
+    // The last of a repeated flag wins: Lease renewals within a second or two.
+    args: [...local, ...(audits ? ['--audit-lease-duration=3s', '--audit-lease-retry-period=1s'] : [])],
+    env: { POD_NAMESPACE: NAMESPACE, POD_NAME: 'rw-0' },
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (!stopped) await serving.stop();
+    stopped = true;
+  };
+  cleanup.push(stop);
+  const { server, ca } = serving;
+  const passes = () => server.logs.filter((l) => l['msg'] === 'audit pass done').length;
+  if (audits) await eventually(async () => passes() >= 1, 20_000, 50);
+  // A review of a Cluster address: the allocated-IP check, when on, GETs its IPAddress.
+  const review = gatewayReview({
+    uid: 'rbac-1',
+    object: defaultGateway([{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }]),
+  });
+  await eventually(
+    async () =>
+      (await httpsPost(server.port, '/validate?timeout=10s', JSON.stringify(review), { ca })).status === 200,
+    20_000,
+    100,
+  );
+  if (reports) {
+    // One report created (a fails), updated (b fails too), deleted (both clean again).
+    fake.put('servicecidrs', serviceCidr('extra-a', ['10.100.0.0/16']));
+    await eventually(async () => reports.writes.some((w) => w.method === 'POST'), 20_000, 50);
+    fake.put('servicecidrs', serviceCidr('extra-b', ['10.101.0.0/16']));
+    await eventually(async () => reports.writes.some((w) => w.method === 'PUT'), 20_000, 50);
+    fake.remove('servicecidrs', 'extra-a');
+    fake.remove('servicecidrs', 'extra-b');
+    await eventually(async () => reports.writes.some((w) => w.method === 'DELETE'), 20_000, 50);
+  }
+  if (params)
+    await eventually(
+      async () => fake.requests.some((r) => r.method === 'PATCH' && r.path.includes('/configmaps/')),
+      20_000,
+      50,
+    );
+  if (audits) {
+    // Renewals: the Lease read and updated after it was created.
+    await eventually(
+      async () => fake.requests.filter((r) => r.method === 'PUT' && r.path.includes('/leases/')).length >= 2,
+      20_000,
+      50,
+    );
+  }
+  await stop();
+}
+
+/** crd-patch: the hook Job's arguments against a CRD without the field. */
+async function exerciseCrdPatch(fake: FakeApiServer, pod: Pod): Promise<void> {
+  fake.crds.set(GATEWAY_CRD, asStored(gatewayCrdWith('none')));
+  const r = await runCli([...pod.args, '--kubeconfig', fake.kubeconfigPath], { env: { KUBECONFIG: '' } });
+  expect(r.code, r.stderr).toBe(0);
+}
+
+const COMPONENTS: Component[] = [
+  {
+    name: 'serve (the Deployment)',
+    pod: (docs) => podOf(docs, 'Deployment', () => true),
+    exercise: exerciseServe,
+  },
+  {
+    name: 'crd-patch (the hook Job)',
+    pod: (docs) => podOf(docs, 'Job', (j) => j.metadata.name.endsWith('crd-patch')),
+    exercise: exerciseCrdPatch,
+  },
+];
+
+/** The value combinations that change what the components call. */
+const VALUES: [string, RenderOptions][] = [
+  ['defaults', {}],
+  [
+    'audit reports: policyreport, the policy params',
+    { set: { 'webhook.audit.reports': 'policyreport' }, setJson: { 'policy.enabled': true } },
+  ],
+  ['audit reports: openreports', { set: { 'webhook.audit.reports': 'openreports' } }],
+  [
+    'no cluster reads (fixed ranges, revision; no allocated-IP check, no audit)',
+    {
+      set: { 'webhook.gepRevision': 'provisional', 'webhook.audit.interval': '0' },
+      setJson: { 'webhook.serviceCIDRs': ['10.96.0.0/12'], 'webhook.checkAllocatedIPs': false },
+    },
+  ],
+  ['the CRD patch Job', { setJson: { 'crdPatch.enabled': true } }],
+];
+
+const ROWS = VALUES.flatMap(([values, opts]) =>
+  COMPONENTS.map((c) => [`${c.name}, ${values}`, c, opts] as const),
+);
+
+describe.skipIf(skipReason !== undefined)('RBAC: the chart grants what the code calls, no more', () => {
+  it.each(ROWS)(
+    '%s',
+    async (_name, component, opts) => {
+      const docs = await render(opts);
+      const pod = component.pod(docs);
+      if (!pod) return; // not rendered with these values: nothing runs, nothing to grant
+      const fake = await FakeApiServer.start();
+      cleanup.push(() => fake.close());
+      await component.exercise(fake, pod);
+      const accesses = fake.requests.map(accessOf).filter((a): a is Access => a !== undefined);
+      const result = compare(accesses, grantsOf(docs, pod.serviceAccount, NAMESPACE), ANY_NAME);
+      expect(result).toEqual({ denied: [], unused: [], unnamed: [] });
+    },
+    120_000,
+  );
+});
+
+describe('the RBAC comparison', () => {
+  const grant = (rule: object, namespace?: string) => ({ role: 'Role r', namespace, rule: rule as never });
+  const access = (a: Partial<Access>): Access => ({
+    group: 'g',
+    resource: 'things',
+    verb: 'get',
+    namespace: undefined,
+    name: undefined,
+    ...a,
+  });
+
+  it('reads verbs, names and field selectors from requests as the API server does', () => {
+    const at = (method: string, path: string, query: Record<string, string> = {}) =>
+      accessOf({ method, path, query });
+    expect(at('GET', '/apis/networking.k8s.io/v1/ipaddresses/10.0.0.1')).toEqual(
+      access({ group: 'networking.k8s.io', resource: 'ipaddresses', name: '10.0.0.1' }),
+    );
+    expect(
+      at('GET', '/apis/x.io/v1/crds', { watch: 'true', fieldSelector: 'metadata.name=a' }),
+    ).toMatchObject({
+      verb: 'watch',
+      name: 'a',
+    });
+    expect(at('POST', '/apis/x.io/v1/namespaces/n/things')).toMatchObject({ verb: 'create', namespace: 'n' });
+    expect(at('PATCH', '/api/v1/namespaces/n/configmaps/c')).toMatchObject({
+      group: '',
+      verb: 'patch',
+      name: 'c',
+    });
+    expect(at('DELETE', '/apis/x.io/v1/namespaces/n/things/t')).toMatchObject({ verb: 'delete', name: 't' });
+    expect(at('GET', '/apis')).toBeUndefined();
+  });
+
+  it('flags a denied request, an unused verb, and a rule that could name its object', () => {
+    const rules = [grant({ apiGroups: ['g'], resources: ['things'], verbs: ['get', 'watch'] })];
+    expect(compare([access({ name: 't' }), access({ verb: 'list' })], rules, [])).toEqual({
+      denied: ['list things.g'],
+      unused: ['Role r: watch things.g'],
+      unnamed: ['Role r: get things.g (every request named t)'],
+    });
+    expect(compare([access({ name: 't' })], rules.slice(0, 1), ['get things.g']).unnamed).toEqual([]);
+  });
+
+  it('a Role grants in its namespace only; resourceNames never allow an unnamed request', () => {
+    const named = grant(
+      { apiGroups: ['g'], resources: ['things'], verbs: ['create', 'get'], resourceNames: ['t'] },
+      'n',
+    );
+    expect(
+      compare(
+        [access({ verb: 'create', namespace: 'n' }), access({ namespace: 'm', name: 't' })],
+        [named],
+        [],
+      ).denied,
+    ).toEqual(['create things.g in n', 'get things.g in m named t']);
+  });
+});
