@@ -34,6 +34,11 @@ export const SERVE_FLAGS = {
     kind: 'string',
     description: 'CA bundle; when set, clients must present a certificate it signed.',
   },
+  'client-allowed-names': {
+    kind: 'list',
+    description:
+      "With --client-ca-file: the only client certificate names accepted (the subject's CN or a DNS SAN, exact, any case); repeat or comma-separate. Others are disconnected after the handshake.",
+  },
   'check-allocated-ips': {
     kind: 'boolean',
     description:
@@ -135,6 +140,8 @@ export interface ServeConfig extends RuleConfig {
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
   readonly clientCaFile: string | undefined;
+  /** --client-allowed-names, lower-cased; empty: any certificate the client CA signed. */
+  readonly clientAllowedNames: readonly string[];
   readonly checkAllocatedIps: boolean | undefined;
   readonly kubeconfig: string | undefined;
   readonly logLevel: LogLevel;
@@ -170,6 +177,25 @@ function policyParamsFrom(text: string | undefined): Parsed<ServeConfig['policyP
   )
     return { ok: false, error: `--policy-params: "${text}" is not NAMESPACE/NAME of a ConfigMap` };
   return { ok: true, value: { namespace, name } };
+}
+
+/** --client-allowed-names: names to compare, lower-cased; only with --client-ca-file. */
+function clientNamesFrom(
+  names: readonly string[] | undefined,
+  caFile: string | undefined,
+): Parsed<readonly string[]> {
+  const list = names ?? [];
+  if (list.length === 0) return { ok: true, value: [] };
+  if (caFile === undefined)
+    return {
+      ok: false,
+      error:
+        '--client-allowed-names needs --client-ca-file: without client certificates there is no name to check',
+    };
+  const bad = list.find((n) => n === '' || /[\s,]/.test(n) || n.length > 253);
+  if (bad !== undefined)
+    return { ok: false, error: `--client-allowed-names: "${bad}" is not a certificate name` };
+  return { ok: true, value: [...new Set(list.map((n) => n.toLowerCase()))] };
 }
 
 function tlsFlagsError(cert: string | undefined, key: string | undefined, dev: boolean): string | undefined {
@@ -209,6 +235,8 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
   if (leaseError !== undefined) return { ok: false, error: leaseError };
   const policyParams = policyParamsFrom(f['policy-params']);
   if (!policyParams.ok) return policyParams;
+  const clientNames = clientNamesFrom(f['client-allowed-names'], f['client-ca-file']);
+  if (!clientNames.ok) return clientNames;
   return {
     ok: true,
     value: Object.freeze({
@@ -218,6 +246,7 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
       tlsCertFile: cert,
       tlsPrivateKeyFile: key,
       clientCaFile: f['client-ca-file'],
+      clientAllowedNames: clientNames.value,
       checkAllocatedIps: f['check-allocated-ips'],
       kubeconfig: f.kubeconfig,
       logLevel: f['log-level'],

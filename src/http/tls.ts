@@ -8,7 +8,9 @@ import { createHash, X509Certificate, createPrivateKey } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import type { CapWarning } from './rate-limited-log.js';
 
 /**
  * Protocols and cipher suites, for the listener and every reloaded context.
@@ -39,6 +41,8 @@ export interface TlsFiles {
   readonly certFile: string;
   readonly keyFile: string;
   readonly clientCaFile?: string | undefined;
+  /** With clientCaFile: the only client certificate names accepted, lower-cased (empty: any). */
+  readonly clientAllowedNames?: readonly string[] | undefined;
 }
 
 export interface TlsMaterial {
@@ -214,4 +218,40 @@ function watchFolders(folders: Iterable<string>, onEvent: () => void, logger: Lo
     }
   }
   return watchers;
+}
+
+/** The names a client certificate answers to: its subject's CN(s) and its DNS SANs, lower-cased. */
+export function clientCertificateNames(cert: {
+  readonly subject?: Readonly<Record<string, string | string[] | undefined>> | undefined;
+  readonly subjectaltname?: string | undefined;
+}): string[] {
+  const cn = cert.subject?.['CN'];
+  const cns = cn === undefined ? [] : Array.isArray(cn) ? cn : [cn];
+  const dns = (cert.subjectaltname ?? '')
+    .split(', ')
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice(4));
+  return [...new Set([...cns, ...dns].map((n) => n.toLowerCase()))];
+}
+
+/**
+ * --client-allowed-names: a `secureConnection` listener that closes, right
+ * after the handshake and before any request is read, the connection of a
+ * client whose certificate (already verified against --client-ca-file) names
+ * none of `allowed` (lower-cased). No HTTP answer: the client learns nothing
+ * but that it was disconnected; the log line (at most one per interval) says
+ * which names it presented.
+ */
+export function clientNameGate(allowed: readonly string[], warn: CapWarning): (socket: TLSSocket) => void {
+  const accepted = new Set(allowed);
+  return (socket) => {
+    const names = clientCertificateNames(socket.getPeerCertificate());
+    if (names.some((n) => accepted.has(n))) return;
+    warn(
+      'client-name',
+      { remoteAddress: socket.remoteAddress, clientNames: names.slice(0, 8) },
+      'client certificate names none of --client-allowed-names; connection closed',
+    );
+    socket.destroy();
+  };
 }

@@ -11,7 +11,9 @@ import { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import type { ServeConfig } from '../config/serve.js';
 import type { ServerMetrics } from '../http/metrics.js';
+import { rateLimitedWarn } from '../http/rate-limited-log.js';
 import {
+  clientNameGate,
   TLS_POLICY,
   watchCertificates,
   type CertificateWatcher,
@@ -40,16 +42,16 @@ async function devCertificates(certDir: string, logger: Logger): Promise<TlsFile
 
 /** The files to serve from: --tls-cert-file and --tls-private-key-file, else --dev's. */
 export async function servingCertificateFiles(
-  config: Pick<ServeConfig, 'tlsCertFile' | 'tlsPrivateKeyFile' | 'clientCaFile' | 'certDir'>,
+  config: Pick<
+    ServeConfig,
+    'tlsCertFile' | 'tlsPrivateKeyFile' | 'clientCaFile' | 'clientAllowedNames' | 'certDir'
+  >,
   logger: Logger,
 ): Promise<TlsFiles> {
+  const client = { clientCaFile: config.clientCaFile, clientAllowedNames: config.clientAllowedNames };
   if (config.tlsCertFile && config.tlsPrivateKeyFile)
-    return {
-      certFile: config.tlsCertFile,
-      keyFile: config.tlsPrivateKeyFile,
-      clientCaFile: config.clientCaFile,
-    };
-  return { ...(await devCertificates(config.certDir, logger)), clientCaFile: config.clientCaFile };
+    return { certFile: config.tlsCertFile, keyFile: config.tlsPrivateKeyFile, ...client };
+  return { ...(await devCertificates(config.certDir, logger)), ...client };
 }
 
 export function httpsOptions(material: TlsMaterial): HttpsServerOptions {
@@ -67,6 +69,15 @@ export function followCertificates(
   logger: Logger,
 ): CertificateWatcher {
   const { listener } = server;
+  const names = server.files.clientAllowedNames ?? [];
+  // Before the HTTP layer reads a byte: a client the CA signed but not named in the list is disconnected.
+  if (listener instanceof TlsServer && names.length > 0) {
+    listener.prependListener('secureConnection', clientNameGate(names, rateLimitedWarn(logger)));
+    logger.info(
+      { clientAllowedNames: names },
+      'mTLS: client certificates must name one of --client-allowed-names',
+    );
+  }
   metrics.certificateExpiry.set(server.material.notAfter.getTime() / 1000);
   return watchCertificates(server.files, server.material, {
     apply: (next) => {
