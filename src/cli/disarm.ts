@@ -14,7 +14,7 @@ import { defineCommand, type CommandRun } from './command.js';
 export const DISARM_FLAGS = {
   kubeconfig: {
     kind: 'string',
-    description: 'Kubeconfig file (default: in-cluster, KUBECONFIG, ~/.kube/config).',
+    description: 'Kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
   'policy-binding': {
     kind: 'list',

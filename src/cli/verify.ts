@@ -16,7 +16,7 @@ import { defineCommand, type CommandRun } from './command.js';
 export const VERIFY_FLAGS = {
   kubeconfig: {
     kind: 'string',
-    description: 'Kubeconfig file (default: in-cluster, KUBECONFIG, ~/.kube/config).',
+    description: 'Kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
   namespace: {
     kind: 'string',

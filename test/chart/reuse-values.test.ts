@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { parseServeConfig } from '../../src/config/serve.js';
@@ -169,9 +169,13 @@ describe('the defaults the templates fill in', () => {
 
   it('every template fills them in before it reads a value', () => {
     const dir = join(chartDir, 'templates');
-    const missing = readdirSync(dir)
-      .filter((f) => !f.startsWith('_'))
-      .filter((f) => readFileSync(join(dir, f), 'utf8').split('\n')[0] !== '{{- include "grw.defaults" . }}');
+    const files = (readdirSync(dir, { recursive: true }) as string[])
+      .filter((f) => !basename(f).startsWith('_') && /\.(yaml|txt)$/.test(f))
+      .sort();
+    expect(files).toContain('deployment.yaml');
+    const missing = files.filter(
+      (f) => readFileSync(join(dir, f), 'utf8').split('\n')[0] !== '{{- include "grw.defaults" . }}',
+    );
     expect(missing, 'templates whose first line is not {{- include "grw.defaults" . }}').toEqual([]);
   });
 });

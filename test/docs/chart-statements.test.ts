@@ -195,7 +195,7 @@ describe('kubeconfig order: every sentence that orders the sources orders them a
       read(doc)
         .split('\n')
         .forEach((line, i) => sentences.push({ where: `${doc}:${i + 1}`, text: line }));
-    for (const command of ['serve', 'check', 'audit', 'crd-patch']) {
+    for (const command of ['serve', 'check', 'audit', 'crd-patch', 'verify', 'disarm', 'policy']) {
       const r = await runCli([command, '--help']);
       r.stdout.split('\n').forEach((line) => sentences.push({ where: `${command} --help`, text: line }));
     }
