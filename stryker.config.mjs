@@ -8,7 +8,7 @@
  *   npm run test:mutation -- --mutate 'src/http/**\/*.ts'
  * MUTATION_CONCURRENCY=1 runs one test runner (for a machine that is busy).
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 
 /**
  * The score below which the command fails, per folder: a little under the
@@ -25,6 +25,11 @@ const BREAK = {
   'src/audit': 85, // all eleven files in two runs (issue 28): seven 86.46 (2026-12-02), the other four 97.86 (2026-12-03); 92.98 together
   // Every survivor examined (issue 28's second pass, 2026-12-03): 97.05 in one run of the folder.
   'src/cluster': 90,
+  // Issue 42: first measured 2026-12-04 (docs/testing.md).
+  'src/kube': 0,
+  'src/policy': 0,
+  'src/inputs': 0,
+  'src/server': 0,
 };
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
@@ -35,7 +40,7 @@ const breakAt = Math.min(...(folders.length > 0 ? folders : Object.keys(BREAK)).
  * leaves out those that start dist/ in a child process.
  */
 const testsIn = (dir, except = []) =>
-  readdirSync(dir)
+  (existsSync(dir) ? readdirSync(dir) : [])
     .filter((f) => f.endsWith('.test.ts') && !except.includes(f))
     .map((f) => `${dir}/${f}`);
 /**
@@ -53,6 +58,18 @@ const OWN_TESTS = {
   'src/http': testsIn('test/http'),
   'src/audit': testsIn('test/audit'),
   'src/cluster': testsIn('test/cluster'),
+  // The client and the watch are driven through the fake API server by test/cluster's tests too.
+  'src/kube': [...testsIn('test/kube'), ...testsIn('test/cluster')],
+  // params-sync.test.ts tests src/server (and starts the built server): test/server has its in-process tests.
+  'src/policy': testsIn('test/policy', ['params-sync.test.ts']),
+  // The rule inputs are built by the app and serve's audit: their tests reach it there.
+  'src/inputs': [
+    ...testsIn('test/inputs'),
+    'test/http/admission-routes.test.ts',
+    'test/http/app-transport.test.ts',
+    'test/audit/server-audit.test.ts',
+  ],
+  'src/server': testsIn('test/server'),
 };
 const ownTests = folders.length === 1 ? OWN_TESTS[folders[0]] : undefined;
 // One incremental file per folder run (a run only keeps the results of the

@@ -1,0 +1,266 @@
+/**
+ * The params sync (src/server/params-sync.ts) in process: against the fake API
+ * server with the real Kubernetes client, it writes the ranges, writes nothing
+ * when the data is already equal, retries a 403, 429 or 500 after a backoff
+ * (never before Retry-After), counts each failure, writes nothing while another
+ * replica holds the audit Lease, and puts back a ConfigMap edited by hand at
+ * its next re-check; against a scripted client on vitest's clock, when each
+ * re-check comes. test/policy/params-sync.test.ts runs the built serve.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { kubeClient, type KubeClient, type KubeRequest } from '../../src/kube/client.js';
+import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
+import type { CurrentInputs } from '../../src/inputs/rule-inputs.js';
+import { paramsData } from '../../src/policy/index.js';
+import { startParamsSync, type ParamsSync } from '../../src/server/params-sync.js';
+import type { ServiceRanges } from '../../src/rules/index.js';
+import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { capturingLogger } from '../cluster/helpers.js';
+import { context, ranges } from '../support/gateways.js';
+import { FakeConfigMap, until } from './fake-configmap.js';
+
+const NS = 'grw';
+const NAME = 'grw-params';
+const PATH = `/api/v1/namespaces/${NS}/configmaps/${NAME}`;
+
+/** Rule inputs whose ranges the test sets. */
+function inputsWith(initial: ServiceRanges) {
+  let current: ServiceRanges = initial;
+  const listeners = new Set<() => void>();
+  return {
+    current: () => ({ ctx: context({ ranges: current }), revision: 'provisional' }) as CurrentInputs,
+    onChange: (l: () => void) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    set(next: ServiceRanges) {
+      current = next;
+      for (const l of listeners) l();
+    },
+  };
+}
+
+function leadershipOf(leader: boolean) {
+  const listeners = new Set<() => void>();
+  return {
+    leader,
+    isLeader() {
+      return this.leader;
+    },
+    onChange: (l: () => void) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    become(next: boolean) {
+      this.leader = next;
+      for (const l of listeners) l();
+    },
+  };
+}
+
+describe('the params sync against the fake API server', () => {
+  let fake: FakeApiServer;
+  let client: KubeClient;
+  let sync: ParamsSync | undefined;
+  let cm: FakeConfigMap;
+  let since = 0;
+  /** This test's requests for the ConfigMap (the fake records every test's). */
+  const mine = (method?: string) =>
+    fake.requests
+      .filter((r) => r.at >= since && r.path === PATH && (method === undefined || r.method === method))
+      .map((r) => r.at);
+  /** This test's sync's counts: a sync stopped by the test before counts into its own object, not this one. */
+  let counts = { writes: 0, failures: 0 };
+
+  beforeAll(async () => {
+    fake = await FakeApiServer.start();
+    fake.addRoute((req, res, url) => cm.route(req, res, url));
+    client = kubeClient(loadKubeconfig({ kubeconfig: fake.kubeconfigPath }).kc);
+  });
+  afterEach(() => {
+    sync?.stop();
+    sync = undefined;
+    fake.faults.clearAll();
+  });
+  afterAll(async () => {
+    client.close();
+    await fake.close();
+  });
+
+  function start(
+    over: Partial<Parameters<typeof startParamsSync>[0]> & { inputs: ReturnType<typeof inputsWith> },
+  ) {
+    since = performance.now();
+    const { logger, lines } = capturingLogger();
+    const own = { writes: 0, failures: 0 };
+    counts = own;
+    const metrics = { writes: { inc: () => own.writes++ }, failures: { inc: () => own.failures++ } };
+    sync = startParamsSync({
+      client,
+      namespace: NS,
+      name: NAME,
+      logger,
+      metrics,
+      backoff: { initialMs: 100, maxMs: 1_000 },
+      random: () => 1,
+      ...over,
+    });
+    return lines;
+  }
+
+  it('writes the ranges, follows a change at once, and writes nothing when already equal', async () => {
+    cm = new FakeConfigMap(NS, NAME);
+    const inputs = inputsWith(ranges('10.96.0.0/16'));
+    start({ inputs });
+    await until(() => cm.patches.length === 1, 5_000, 'the first write');
+    expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16')));
+    expect(cm.patchTypes).toEqual(['application/merge-patch+json']);
+
+    inputs.set(ranges('10.96.0.0/16', { cidr: '10.100.0.0/16', terminating: true }, 'fd00:10:96::/112'));
+    const took = await until(() => cm.patches.length === 2, 5_000, 'the write after a change');
+    expect(took).toBeLessThan(5_000);
+    expect(cm.data).toEqual({
+      serviceCIDRs: '10.96.0.0/16,10.100.0.0/16,fd00:10:96::/112',
+      terminatingCIDRs: '10.100.0.0/16',
+    });
+
+    // The same ranges again (a watch relist): read, compared, not written.
+    const gets = cm.gets.length;
+    inputs.set(ranges('10.96.0.0/16', { cidr: '10.100.0.0/16', terminating: true }, 'fd00:10:96::/112'));
+    await until(() => cm.gets.length > gets, 5_000, 'the read after an equal change');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(cm.patches).toHaveLength(2);
+    expect(counts).toEqual({ writes: 2, failures: 0 });
+    expect(sync!.describe()).toMatchObject({ state: 'in step' });
+  });
+
+  it.each([403, 500])('retries a %i with a growing backoff and counts each failure', async (code) => {
+    cm = new FakeConfigMap(NS, NAME);
+    fake.faults.add({ resource: 'configmaps', verbs: ['write'] }, { kind: 'status', code }, { count: 2 });
+    const lines = start({ inputs: inputsWith(ranges('10.96.0.0/16')) });
+    await until(() => cm.patches.length === 1, 10_000, 'the write after two failures');
+    // The fake stores the PATCH when it arrives; the sync counts it once it has read the answer.
+    await until(() => counts.writes === 1, 5_000, 'the write counted');
+    const writes = mine('PATCH');
+    expect(writes).toHaveLength(3);
+    // random() = 1: the full backoff, 100 ms then 200 ms (timers never fire early).
+    expect(writes[1]! - writes[0]!).toBeGreaterThanOrEqual(95);
+    expect(writes[2]! - writes[1]!).toBeGreaterThanOrEqual(195);
+    expect(counts).toEqual({ writes: 1, failures: 2 });
+    const warned = lines.filter((l) => l.msg === 'cannot update the policy params; will retry');
+    expect(warned.map((l) => l['status'])).toEqual([code, code]);
+    expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16')));
+  });
+
+  it('waits for Retry-After on a 429, even when the ranges change meanwhile', async () => {
+    cm = new FakeConfigMap(NS, NAME);
+    fake.faults.add(
+      { resource: 'configmaps', verbs: ['write'] },
+      { kind: 'status', code: 429, retryAfterSeconds: 1 },
+      { count: 1 },
+    );
+    const inputs = inputsWith(ranges('10.96.0.0/16'));
+    start({ inputs, backoff: { initialMs: 10, maxMs: 100 } });
+    await until(() => counts.failures === 1, 5_000, 'the 429');
+    inputs.set(ranges('10.97.0.0/16'));
+    await until(() => cm.patches.length === 1, 5_000, 'the write after Retry-After');
+    const writes = mine('PATCH');
+    expect(writes).toHaveLength(2);
+    expect(writes[1]! - writes[0]!).toBeGreaterThanOrEqual(990);
+    expect(cm.data).toEqual(paramsData(ranges('10.97.0.0/16')));
+  });
+
+  it('writes nothing without the audit Lease, and writes once it holds it', async () => {
+    cm = new FakeConfigMap(NS, NAME);
+    const leadership = leadershipOf(false);
+    const inputs = inputsWith(ranges('10.96.0.0/16'));
+    start({ inputs, leadership });
+    inputs.set(ranges('10.97.0.0/16'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mine()).toEqual([]);
+    expect(sync!.describe()).toMatchObject({ state: expect.stringMatching(/not the audit leader/) });
+    leadership.become(true);
+    await until(() => cm.patches.length === 1, 5_000, 'the write as leader');
+    expect(cm.data).toEqual(paramsData(ranges('10.97.0.0/16')));
+  });
+
+  it('puts a ConfigMap edited by hand back at its next re-check, and reads it again while in step', async () => {
+    cm = new FakeConfigMap(NS, NAME);
+    start({ inputs: inputsWith(ranges('10.96.0.0/16')), resyncMs: 150 });
+    await until(() => counts.writes === 1, 5_000, 'the first write');
+    const gets = cm.gets.length;
+    await until(() => cm.gets.length >= gets + 2, 5_000, 'two re-checks while in step');
+    expect(cm.patches).toHaveLength(1);
+    // Edited by hand (or an old copy applied again): nothing else tells the sync.
+    cm.data = { serviceCIDRs: '10.0.0.0/8', terminatingCIDRs: '' };
+    await until(() => counts.writes === 2, 5_000, 'the write after the hand edit');
+    expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16')));
+    expect(sync!.describe()).toEqual({
+      configMap: `${NS}/${NAME}`,
+      state: 'in step',
+      data: paramsData(ranges('10.96.0.0/16')),
+    });
+  });
+});
+
+describe("the re-check while in step (a scripted client, vitest's clock)", () => {
+  type Data = Record<string, string>;
+  /** The ConfigMap behind a scripted client: what each request was, and the data stored. */
+  function scripted() {
+    const store = { data: undefined as Data | undefined, sent: [] as string[] };
+    const json = (req: KubeRequest): Promise<unknown> => {
+      store.sent.push(req.method ?? 'GET');
+      if (req.method === 'PATCH') store.data = { ...store.data, ...(req.body as { data: Data }).data };
+      return Promise.resolve({ apiVersion: 'v1', kind: 'ConfigMap', data: store.data });
+    };
+    return { store, client: { json } as unknown as Pick<KubeClient, 'json'> };
+  }
+  const metrics = { writes: { inc: () => undefined }, failures: { inc: () => undefined } };
+  let running: ParamsSync | undefined;
+  afterEach(() => {
+    running?.stop();
+    running = undefined;
+    vi.useRealTimers();
+  });
+
+  function startScripted(resyncMs?: number) {
+    vi.useFakeTimers();
+    const { store, client } = scripted();
+    const inputs = inputsWith(ranges('10.96.0.0/16'));
+    running = startParamsSync({
+      client,
+      namespace: NS,
+      name: NAME,
+      inputs,
+      logger: capturingLogger().logger,
+      metrics,
+      ...(resyncMs === undefined ? {} : { resyncMs }),
+    });
+    return store;
+  }
+
+  it.each([
+    { what: 'resyncMs', resyncMs: 60_000, every: 60_000 },
+    { what: 'by default 5 min', resyncMs: undefined, every: 300_000 },
+  ])('reads the ConfigMap again every $what, and writes back data changed meanwhile', async (t) => {
+    const store = startScripted(t.resyncMs);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(store.sent).toEqual(['GET', 'PATCH']);
+    await vi.advanceTimersByTimeAsync(t.every - 1);
+    expect(store.sent).toEqual(['GET', 'PATCH']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(store.sent).toEqual(['GET', 'PATCH', 'GET']);
+    store.data = { serviceCIDRs: '10.0.0.0/8', terminatingCIDRs: '' };
+    await vi.advanceTimersByTimeAsync(t.every);
+    expect(store.sent).toEqual(['GET', 'PATCH', 'GET', 'GET', 'PATCH']);
+    expect(store.data).toEqual(paramsData(ranges('10.96.0.0/16')));
+  });
+
+  it('after stop, no re-check comes', async () => {
+    const store = startScripted(1_000);
+    await vi.advanceTimersByTimeAsync(0);
+    running!.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(store.sent).toEqual(['GET', 'PATCH']);
+  });
+});
