@@ -1,0 +1,98 @@
+/**
+ * The assembled server in process (src/server/assemble.ts, startServer) against
+ * the fake API server: it listens on both ports, follows the cluster's ranges,
+ * takes the audit Lease, and close() returns only once the Lease is handed
+ * back, however slowly the API server answers that write (on SIGTERM the
+ * process exits when close() returns: a release still in flight would be
+ * lost, and the other replica would wait out the lease).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseServeConfig } from '../../src/config/serve.js';
+import { startServer, type ServerHandle } from '../../src/server/assemble.js';
+import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
+import { capturingLogger } from '../cluster/helpers.js';
+import { until } from './fake-configmap.js';
+
+const LEASE = 'routability/assembled-audit';
+const SAVED = { POD_NAMESPACE: process.env['POD_NAMESPACE'], POD_NAME: process.env['POD_NAME'] };
+let certDir: string;
+let fake: FakeApiServer | undefined;
+let handle: ServerHandle | undefined;
+
+beforeAll(() => {
+  certDir = mkdtempSync(join(tmpdir(), 'assemble-certs-'));
+  // The audit's Lease identity (the chart sets both from the downward API).
+  process.env['POD_NAMESPACE'] = 'routability';
+  process.env['POD_NAME'] = 'replica-a';
+});
+afterEach(async () => {
+  await handle?.close();
+  handle = undefined;
+  await fake?.close();
+  fake = undefined;
+});
+afterAll(() => {
+  rmSync(certDir, { recursive: true, force: true });
+  for (const [name, value] of Object.entries(SAVED)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+async function serve(api: FakeApiServer) {
+  const parsed = parseServeConfig(
+    [
+      '--dev',
+      '--cert-dir',
+      certDir,
+      '--port',
+      '0',
+      '--health-port',
+      '0',
+      '--kubeconfig',
+      api.kubeconfigPath,
+      '--no-check-allocated-ips',
+      '--gep-revision',
+      'provisional',
+      '--audit-interval',
+      '1h',
+      '--audit-lease',
+      'assembled-audit',
+    ],
+    {},
+  );
+  if (!parsed.ok) throw new Error(parsed.error);
+  const { logger, lines } = capturingLogger();
+  handle = await startServer(parsed.value, logger);
+  return { handle, lines };
+}
+
+const holder = () =>
+  (fake?.leases.get(LEASE)?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity;
+
+describe('startServer', () => {
+  it('close() returns once the audit Lease is handed back, though the API server takes 1.5 s to write it', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
+    const { handle: h, lines } = await serve(fake);
+    expect(h.port).toBeGreaterThan(0);
+    expect(h.healthPort).toBeGreaterThan(0);
+    expect(h.healthPort).not.toBe(h.port);
+    expect(lines.find((l) => l.msg === 'listening')).toMatchObject({
+      port: h.port,
+      healthPort: h.healthPort,
+      mtls: false,
+      gepRevision: 'provisional',
+    });
+    await until(() => holder() === 'replica-a', 10_000, 'the audit Lease taken');
+    fake.faults.add({ resource: 'leases', verbs: ['write'] }, { kind: 'delay', ms: 1_500 });
+    handle = undefined;
+    const started = performance.now();
+    await h.close();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_400);
+    expect(holder()).toBe('');
+  });
+});
