@@ -76,6 +76,16 @@ class LeaseStore {
     };
   }
 
+  /** A fault that answers the next `method` request `ms` later (of the timers' time), as the store would have then. */
+  slowOnce(method: string, ms: number): void {
+    let left = 1;
+    this.fault = (req) => {
+      if (left <= 0 || (req.method ?? 'GET') !== method) return undefined;
+      left--;
+      return new Promise((resolve) => setTimeout(resolve, ms)).then(() => this.serve(req));
+    };
+  }
+
   /** Answers every held request with an error. */
   releaseHeld(err = new Error('test over')): void {
     for (const reject of this.held.splice(0)) reject(err);
@@ -515,6 +525,23 @@ describe('stepping down when renewals fail', () => {
         expect(a.leadership().at(-1)).toEqual(steppedDown('cannot renew: HTTP 500 (the API server failed)'));
     },
   );
+  it('a slow renewal counts from when it was sent: the renewTime written, not the answer (else the leader acts after its lease expired for others)', async () => {
+    // Lease 1 s, renewal every 300 ms: the renew deadline is 700 ms after the renewTime written.
+    const a = await leader();
+    store.slowOnce('PUT', 250);
+    await vi.advanceTimersByTimeAsync(300);
+    // The renewal of +300 ms is sent; its answer (a success) comes at +550 ms.
+    expect(store.spec()?.['renewTime']).toBe(micro(T0));
+    await vi.advanceTimersByTimeAsync(250);
+    expect(store.spec()?.['renewTime']).toBe(micro(T0 + 300));
+    expect(a.elector.describe()).not.toHaveProperty('lastError');
+    store.hang();
+    // Now at +550 ms: the elector's clock at +999 and +1,000 ms.
+    skew = 449;
+    expect(a.elector.isLeader()).toBe(true);
+    skew = 450;
+    expect(a.elector.isLeader()).toBe(false);
+  });
 });
 
 describe('Retry-After', () => {

@@ -174,6 +174,29 @@ describe('leader election over a Lease', () => {
     expect(steppedDownAfter).toBeLessThan(1_000);
   });
 
+  it('a slow but successful renewal counts from its renewTime, not its answer: stepped down by the renew deadline after it', async () => {
+    // Lease 3 s, renewal every 1 s: the renew deadline is 2 s after the renewTime written, before
+    // the lease expires for others at 3 s. One renewal is answered 700 ms late (within its 1 s
+    // deadline), then no request gets an answer.
+    const a = elector('pod-a', fake.kubeconfigPath, capturingLogger().logger, {
+      leaseDurationMs: 3_000,
+      renewEveryMs: 1_000,
+    });
+    await until(() => a.isLeader(), 'pod-a leading');
+    const writes = fake.leaseWrites.length;
+    fake.faults.add({ resource: 'leases', verbs: ['write'] }, { kind: 'delay', ms: 700 }, { count: 1 });
+    await until(() => fake.leaseWrites.length > writes, 'the slow renewal stored', 5_000);
+    fake.faults.add({ resource: 'leases' }, { kind: 'hang' });
+    const spec = fake.leases.get('routability/audit')?.['spec'] as Record<string, unknown>;
+    const renewTime = Date.parse(String(spec['renewTime']));
+    expect(a.isLeader()).toBe(true);
+    await until(() => !a.isLeader(), 'stepping down', 5_000);
+    const steppedDownAfter = Date.now() - renewTime;
+    expect(steppedDownAfter).toBeGreaterThanOrEqual(1_990);
+    // Counted from the answer it would be 2,700 ms; the margin is for a busy machine's polling.
+    expect(steppedDownAfter).toBeLessThan(2_500);
+  });
+
   it('honours a Retry-After: no Lease request until it has passed', async () => {
     const a = elector('pod-a');
     await until(() => a.isLeader(), 'pod-a leading');
