@@ -19,9 +19,10 @@ export function readBoundedBody(
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        const error = new BadAnswerError('too-large', `${what} larger than ${maxBytes} bytes`);
-        request.destroy(error);
-        reject(error);
+        // Destroyed without an error: an answer read whole before this listener came has already
+        // handed its socket back to the pool, where an error would have no listener (a crash).
+        request.destroy();
+        reject(new BadAnswerError('too-large', `${what} larger than ${maxBytes} bytes`));
         return;
       }
       chunks.push(chunk);
