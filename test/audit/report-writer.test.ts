@@ -246,6 +246,31 @@ describe('report writer failures', () => {
     await writer.stop();
   });
 
+  it('a refused DELETE fails the round: the report stays, the error is said, and the retry deletes it', async () => {
+    const { fake: f, store, writer } = await failing();
+    await writer.write(await audit([gateway('gone', 'c', { spec: [outside] })]));
+    expect(store.get('gone', REPORT_NAME)).toBeDefined();
+    // The namespace's Gateways are clean now: its report is deleted, and the first DELETE is refused.
+    f.faults.add(
+      { resource: 'policyreports', verbs: ['write'] },
+      { kind: 'status', code: 403 },
+      { count: 1 },
+    );
+    const clean = await audit([gateway('gone', 'c', { spec: [inside] })]);
+    expect(await writer.write(clean)).toMatchObject({ state: 'failed', deleted: 0 });
+    expect(store.get('gone', REPORT_NAME)).toBeDefined();
+    expect(writer.describe()).toMatchObject({
+      state: 'failed',
+      lastError: expect.stringMatching(
+        /^1 report writes failed \(nothing deleted; retried\): gone: HTTP 403/,
+      ),
+      nextRetryInMs: expect.any(Number),
+    });
+    await until(() => store.get('gone', REPORT_NAME) === undefined, 'the retried delete');
+    await until(() => writer.describe().state === 'written', 'the round marked written');
+    await writer.stop();
+  });
+
   it('a report list that is not a list (a proxy page) writes and deletes nothing', async () => {
     const { fake: f, store, writer } = await failing();
     store.put({
