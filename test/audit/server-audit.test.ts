@@ -20,10 +20,13 @@ import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
 import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
 import { capturingLogger } from '../cluster/helpers.js';
+import { FakeReports } from '../cluster/fake-reports.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 
 const emptyHome = mkdtempSync(join(tmpdir(), 'server-audit-home-'));
 
 const logs = capturingLogger;
+const OUTSIDE = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
 
 const inputs = () => ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') });
 
@@ -159,7 +162,13 @@ describe('the audit is on', () => {
 
   it('writes report objects after a pass with --audit-reports, and shows the writer', async () => {
     fake = await FakeApiServer.start();
-    fake.put('gateways', gateway('apps', 'plain', {}));
+    const reports = FakeReports.attach(fake, REPORT_APIS.policyreport, (object) => ({
+      errors: [],
+      stored: object,
+    }));
+    // A Cluster address outside the service ranges (a violation), and a namespace with nothing to report.
+    fake.put('gateways', gateway('apps', 'external', { spec: [OUTSIDE] }));
+    fake.put('gateways', gateway('clean', 'plain', {}));
     const { logger } = logs();
     audit = await startServerAudit({
       intervalMs: 3_600_000,
@@ -174,6 +183,31 @@ describe('the audit is on', () => {
       lease: { durationMs: 3_000, renewEveryMs: 1_000 },
     });
     await eventually(() => audit!.leadership!.isLeader(), 'leadership');
-    expect(audit.describe()).toHaveProperty('reports');
+    await eventually(() => reports.get('apps', REPORT_NAME) !== undefined, 'the report of apps');
+    const report = reports.get('apps', REPORT_NAME)!;
+    expect(report).toMatchObject({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      metadata: { namespace: 'apps', labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+      summary: { fail: 1, warn: 0 },
+    });
+    const results = report['results'] as { result: string; rule: string; resources: unknown[] }[];
+    expect(results.map((r) => [r.result, r.rule, r.resources])).toEqual([
+      [
+        'fail',
+        'ClusterAddressOutsideServiceRange',
+        [expect.objectContaining({ kind: 'Gateway', name: 'external', namespace: 'apps' })],
+      ],
+    ]);
+    // Only namespaces with findings get a report.
+    expect([...reports.objects.keys()]).toEqual([`apps/${REPORT_NAME}`]);
+    await eventually(
+      () => (audit!.describe()['reports'] as { state?: string } | undefined)?.state === 'written',
+      'written',
+    );
+    expect(audit.describe()['reports']).toMatchObject({
+      api: 'policyreports.wgpolicyk8s.io/v1alpha2',
+      state: 'written',
+    });
   });
 });
