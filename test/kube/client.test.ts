@@ -164,7 +164,7 @@ describe('json()', () => {
     });
   });
 
-  it("a request's own cap replaces the 8 MiB; an answer over it read whole before its reader came is refused, nothing thrown", async () => {
+  it("a request's own cap replaces the 8 MiB", async () => {
     handler = answer(200, ofSize(100));
     await expect(client.json({ path: '/c', timeoutMs: 5_000, maxBodyBytes: 100 })).resolves.toHaveLength(98);
     await expect(client.json({ path: '/c', timeoutMs: 5_000, maxBodyBytes: 99 })).rejects.toMatchObject({
@@ -175,6 +175,28 @@ describe('json()', () => {
     await expect(
       client.json({ path: '/c', timeoutMs: 20_000, maxBodyBytes: 10 * MiB }),
     ).resolves.toHaveLength(9 * MiB - 2);
+  });
+
+  it('an answer over its cap that came whole with its headers is refused, and nothing is thrown elsewhere', async () => {
+    // The socket is back in the keep-alive pool before the reader sees the answer is too large.
+    const uncaught: unknown[] = [];
+    const record = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', record);
+    try {
+      handler = answer(200, ofSize(100));
+      await expect(client.json({ path: '/whole', timeoutMs: 5_000, maxBodyBytes: 99 })).rejects.toMatchObject(
+        {
+          reason: 'too-large',
+        },
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+      // The next request goes through.
+      handler = answer(200, '{}');
+      await expect(client.json({ path: '/next', timeoutMs: 5_000 })).resolves.toEqual({});
+    } finally {
+      process.off('uncaughtException', record);
+    }
   });
 
   it('gives up at its deadline, saying so in seconds; an answer within it is read', async () => {
