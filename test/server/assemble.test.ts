@@ -14,7 +14,7 @@ import { parseServeConfig } from '../../src/config/serve.js';
 import { startServer, type ServerHandle } from '../../src/server/assemble.js';
 import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
 import { capturingLogger } from '../cluster/helpers.js';
-import { until } from './fake-configmap.js';
+import { FakeConfigMap, until } from './fake-configmap.js';
 
 const LEASE = 'routability/assembled-audit';
 const SAVED = { POD_NAMESPACE: process.env['POD_NAMESPACE'], POD_NAME: process.env['POD_NAME'] };
@@ -42,7 +42,7 @@ afterAll(() => {
   }
 });
 
-async function serve(api: FakeApiServer) {
+async function serve(api: FakeApiServer, extra: readonly string[] = []) {
   const parsed = parseServeConfig(
     [
       '--dev',
@@ -61,6 +61,7 @@ async function serve(api: FakeApiServer) {
       '1h',
       '--audit-lease',
       'assembled-audit',
+      ...extra,
     ],
     {},
   );
@@ -94,5 +95,42 @@ describe('startServer', () => {
     await h.close();
     expect(performance.now() - started).toBeGreaterThanOrEqual(1_400);
     expect(holder()).toBe('');
+  });
+
+  it('/readyz?verbose has every part in order, policy params included; /metrics has the process metrics', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
+    const cm = new FakeConfigMap('routability', 'params');
+    fake.addRoute(cm.route);
+    const { handle: h } = await serve(fake, ['--policy-params', 'routability/params']);
+    const get = async (path: string) => {
+      const res = await fetch(`http://127.0.0.1:${h.healthPort}${path}`);
+      return { status: res.status, text: await res.text() };
+    };
+    await until(() => cm.data !== undefined, 10_000, 'the params written');
+    let ready = await get('/readyz?verbose');
+    for (let i = 0; i < 100 && ready.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      ready = await get('/readyz?verbose');
+    }
+    const body = JSON.parse(ready.text) as {
+      ready: boolean;
+      failing: string[];
+      detail: Record<string, unknown>;
+    };
+    expect([ready.status, body.ready, body.failing]).toEqual([200, true, []]);
+    expect(Object.keys(body.detail)).toEqual([
+      'certificate',
+      'serviceRanges',
+      'allocatedIPs',
+      'audit',
+      'gepRevision',
+      'policyParams',
+    ]);
+    expect(body.detail['audit']).toMatchObject({ enabled: true, election: { lease: LEASE } });
+    expect(body.detail['policyParams']).toMatchObject({ configMap: 'routability/params', state: 'in step' });
+    const metrics = await get('/metrics');
+    expect(metrics.text).toContain('\nprocess_cpu_user_seconds_total ');
+    expect(metrics.text).toMatch(/\nroutability_webhook_policy_params_writes_total 1\n/);
   });
 });

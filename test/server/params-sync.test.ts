@@ -12,7 +12,8 @@ import { kubeClient, type KubeClient, type KubeRequest } from '../../src/kube/cl
 import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import type { CurrentInputs } from '../../src/inputs/rule-inputs.js';
 import { paramsData } from '../../src/policy/index.js';
-import { startParamsSync, type ParamsSync } from '../../src/server/params-sync.js';
+import { retryDelay, startParamsSync, type ParamsSync } from '../../src/server/params-sync.js';
+import { KubeApiError } from '../../src/kube/errors.js';
 import type { ServiceRanges } from '../../src/rules/index.js';
 import { FakeApiServer } from '../cluster/fake-apiserver.js';
 import { capturingLogger } from '../cluster/helpers.js';
@@ -262,5 +263,167 @@ describe("the re-check while in step (a scripted client, vitest's clock)", () =>
     running!.stop();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(store.sent).toEqual(['GET', 'PATCH']);
+  });
+});
+
+describe('retryDelay', () => {
+  const backoff = { initialMs: 100, maxMs: 1_000 };
+  const apiError = (retryAfter?: string) =>
+    new KubeApiError({ statusCode: 429, body: '', what: 'PATCH', retryAfter, now: 0 });
+  it.each([
+    { failures: 0, random: 1, err: new Error('x'), ms: 100 },
+    { failures: 1, random: 1, err: new Error('x'), ms: 100 },
+    { failures: 2, random: 1, err: new Error('x'), ms: 200 },
+    { failures: 4, random: 1, err: new Error('x'), ms: 800 },
+    { failures: 5, random: 1, err: new Error('x'), ms: 1_000 },
+    { failures: 30, random: 1, err: new Error('x'), ms: 1_000 },
+    { failures: 3, random: 0, err: new Error('x'), ms: 200 },
+    { failures: 3, random: 0.5, err: new Error('x'), ms: 300 },
+    { failures: 3, random: 0.5, err: apiError('2'), ms: 2_000 },
+    { failures: 3, random: 1, err: apiError(), ms: 400 },
+    { failures: 5, random: 1, err: apiError('0'), ms: 1_000 },
+  ])('after $failures failures, random $random, $err.message: $ms ms', (t) => {
+    expect(retryDelay(t.failures, t.err, backoff, () => t.random)).toBe(t.ms);
+  });
+});
+
+describe("one round at a time, and what it says (a scripted client, vitest's clock)", () => {
+  /** A client whose answers the test gives: each request waits for `answer()`. */
+  function heldClient() {
+    const waiting: { req: KubeRequest; settle: (answer: unknown, err?: Error) => void }[] = [];
+    const json = (req: KubeRequest) =>
+      new Promise((resolve, reject) =>
+        waiting.push({ req, settle: (answer, err) => (err ? reject(err) : resolve(answer)) }),
+      );
+    return { waiting, client: { json } as unknown as Pick<KubeClient, 'json'> };
+  }
+  let sync: ParamsSync | undefined;
+  afterEach(() => {
+    sync?.stop();
+    sync = undefined;
+    vi.useRealTimers();
+  });
+
+  function begin(over: Partial<Parameters<typeof startParamsSync>[0]> = {}) {
+    vi.useFakeTimers();
+    const held = heldClient();
+    const { logger, lines } = capturingLogger();
+    const inputs = inputsWith(ranges('10.96.0.0/16'));
+    const counts = { writes: 0, failures: 0 };
+    sync = startParamsSync({
+      client: held.client,
+      namespace: NS,
+      name: NAME,
+      inputs,
+      logger,
+      metrics: { writes: { inc: () => counts.writes++ }, failures: { inc: () => counts.failures++ } },
+      random: () => 1,
+      ...over,
+    });
+    return { ...held, lines, inputs, counts };
+  }
+  const WANT = paramsData(ranges('10.96.0.0/16'));
+
+  it('starting until the first round ends; changes meanwhile run one more round after it, not one each', async () => {
+    const t = begin();
+    expect(t.waiting.map((w) => w.req.method ?? 'GET')).toEqual(['GET']);
+    expect(sync!.describe()).toEqual({ configMap: `${NS}/${NAME}`, state: 'starting' });
+    t.inputs.set(ranges('10.97.0.0/16'));
+    t.inputs.set(ranges('10.98.0.0/16'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.waiting).toHaveLength(1);
+    // The round that started before the changes compares with the ranges it read then.
+    t.waiting[0]!.settle({ data: WANT });
+    await vi.advanceTimersByTimeAsync(0);
+    // One more round for both changes, reading again: in step already, so no write.
+    expect(t.waiting.map((w) => w.req.method ?? 'GET')).toEqual(['GET', 'GET']);
+    t.waiting[1]!.settle({ data: paramsData(ranges('10.98.0.0/16')) });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.waiting).toHaveLength(2);
+    expect(t.counts).toEqual({ writes: 0, failures: 0 });
+  });
+
+  it.each([
+    { what: 'an answer without data', answer: { kind: 'ConfigMap' } },
+    { what: 'an answer that is null', answer: null },
+    { what: 'data that is not an object', answer: { data: 'x' } },
+    { what: 'one key more', answer: { data: { ...WANT, extra: 'x' } } },
+    { what: 'one key less', answer: { data: { serviceCIDRs: WANT['serviceCIDRs'] } } },
+    { what: 'a value that differs', answer: { data: { ...WANT, serviceCIDRs: '10.0.0.0/8' } } },
+  ])('writes after $what, says so with the data, and is in step', async (t) => {
+    const s = begin();
+    s.waiting[0]!.settle(t.answer);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.waiting[1]?.req).toMatchObject({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${NS}/configmaps/${NAME}`,
+      body: { data: WANT },
+      contentType: 'application/merge-patch+json',
+      timeoutMs: 10_000,
+    });
+    s.waiting[1]!.settle({});
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.counts).toEqual({ writes: 1, failures: 0 });
+    expect(sync!.describe()).toEqual({ configMap: `${NS}/${NAME}`, state: 'in step', data: WANT });
+    expect(s.lines.filter((l) => l.msg === 'policy params updated')).toEqual([
+      expect.objectContaining({
+        level: 30,
+        component: 'policy-params',
+        configMap: `${NS}/${NAME}`,
+        data: WANT,
+      }),
+    ]);
+  });
+
+  it('a failure: counted, said with its status, error and wait, shown as failing; retried after the backoff (1 s by default)', async () => {
+    const s = begin({ timeoutMs: 3_000 });
+    expect(s.waiting[0]!.req).toMatchObject({ timeoutMs: 3_000 });
+    s.waiting[0]!.settle(undefined, new KubeApiError({ statusCode: 403, body: '', what: 'GET' }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.counts).toEqual({ writes: 0, failures: 1 });
+    expect(sync!.describe()).toEqual({
+      configMap: `${NS}/${NAME}`,
+      state: 'failing',
+      failures: 1,
+      lastError: 'HTTP 403 (forbidden: the service account lacks permission)',
+    });
+    expect(s.lines.filter((l) => l.msg === 'cannot update the policy params; will retry')).toEqual([
+      expect.objectContaining({
+        level: 40,
+        status: 403,
+        error: 'HTTP 403 (forbidden: the service account lacks permission)',
+        retryInMs: 1_000,
+      }),
+    ]);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(s.waiting).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.waiting).toHaveLength(2);
+  });
+
+  it('with the ranges unknown: no request, and says so', async () => {
+    vi.useFakeTimers();
+    const held = heldClient();
+    sync = startParamsSync({
+      client: held.client,
+      namespace: NS,
+      name: NAME,
+      inputs: { current: () => undefined, onChange: () => () => undefined },
+      logger: capturingLogger().logger,
+      metrics: { writes: { inc: () => undefined }, failures: { inc: () => undefined } },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(held.waiting).toEqual([]);
+    expect(sync.describe()).toEqual({ configMap: `${NS}/${NAME}`, state: 'service ranges unknown' });
+  });
+
+  it('stopped during a round: no re-check after it, and a change asks nothing', async () => {
+    const s = begin({ resyncMs: 1_000 });
+    sync!.stop();
+    s.waiting[0]!.settle({ data: WANT });
+    await vi.advanceTimersByTimeAsync(5_000);
+    s.inputs.set(ranges('10.97.0.0/16'));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(s.waiting).toHaveLength(1);
   });
 });
