@@ -12,7 +12,8 @@
  *    and the two replicas' audit requests never overlap in time.
  *    The same again with the Lease requests refused (each connection reset as
  *    it arrives) on the replica that leads then.
- * 2. SIGTERM to the leader: the fake stores the release (holderIdentity "",
+ * 2. SIGTERM to the leader, whose Lease writes the fake answers 600 ms late:
+ *    the fake stores and answers the release (holderIdentity "",
  *    leaseDurationSeconds 1) before the process exits, and the other replica
  *    takes over before the lease could have expired.
  *
@@ -204,13 +205,16 @@ describe('the audit Lease between two serve replicas', () => {
     await cutOffTheLeader({ kind: 'reset' });
   }, 60_000);
 
-  it('SIGTERM: the leader releases the Lease before it exits, and the other replica takes over at once, not at expiry', async () => {
+  it('SIGTERM: the leader releases the Lease before it exits, however slowly answered, and the other replica takes over at once, not at expiry', async () => {
     const leader = holder()!;
     const other = REPLICAS.find((r) => r !== leader)!;
     // Right after a renewal, so that expiry (renewal + 3 s) and a take-over after release are far apart.
     const seen = leaseWrites(leader, leader).length;
     await until(() => leaseWrites(leader, leader).length > seen, 'a renewal');
     const s = served.get(leader)!.server;
+    // A slow API server: the release is answered 600 ms late (within the request's 1 s), and
+    // serve must wait for it before it exits.
+    fake.faults.add({ client: leader, resource: 'leases', verbs: ['write'] }, { kind: 'delay', ms: 600 });
     s.proc.kill('SIGTERM');
     const exit = await s.exited;
     const exitedAt = performance.now();
