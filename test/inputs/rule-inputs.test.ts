@@ -188,6 +188,30 @@ describe('components, listeners, close', () => {
     expect(heard).toBe(2);
   });
 
+  it('a revision source that never changes (no onChange), or none: listening to the ranges alone', () => {
+    const t = inputs({ ranges: RANGES, revision: 'provisional' });
+    const fixed = { ...t.revision.source, onChange: undefined } as RevisionSource;
+    const built = ruleInputs({
+      settings: FIXTURE_SETTINGS,
+      sources: {
+        ranges: t.ranges.source as RangeSource,
+        allocatedIPs: undefined,
+        close: () => Promise.resolve(),
+      },
+      revision: fixed,
+    });
+    let heard = 0;
+    const off = built.onChange(() => heard++);
+    t.ranges.set(ranges('10.97.0.0/16'));
+    expect(heard).toBe(1);
+    off();
+    expect(t.ranges.state.unsubscribed).toBe(1);
+    // Without a revision source the revision is never the reason.
+    expect(inputs({ ranges: RANGES, revision: 'no source' }).built.notReadyReason()).toBe(
+      'GEP-5093 revision unknown',
+    );
+  });
+
   it('close() closes the cluster sources and the revision source, and waits for both', async () => {
     const t = inputs({ ranges: RANGES, revision: 'provisional' });
     await t.built.close();
