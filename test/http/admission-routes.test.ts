@@ -88,7 +88,7 @@ function app(prefetch?: RuleInputs['prefetch']) {
   });
   const metric = async (name: string) =>
     (await registry.getSingleMetric(name)!.get()).values.map((v) => ({
-      name: v.metricName,
+      name: (v as { metricName?: string }).metricName,
       labels: v.labels,
       value: v.value,
     }));

@@ -165,7 +165,7 @@ describe('components, listeners, close', () => {
 
   it('prefetches allocated IPs only with a lookup source', () => {
     const lookups: AllocatedIPSource = {
-      lookup: () => Promise.resolve(new Map()),
+      lookup: () => Promise.resolve({ holderOf: () => undefined }),
       describe: () => ({}),
       close: () => Promise.resolve(),
     };
