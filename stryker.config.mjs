@@ -1,6 +1,7 @@
 /**
  * Mutation testing (npm run test:mutation): StrykerJS changes src/rules,
- * src/admission, src/http, src/audit and src/cluster one small edit at a time
+ * src/admission, src/http, src/audit, src/cluster, src/kube, src/policy,
+ * src/inputs and src/server one small edit at a time
  * and runs the in-process tests (vitest.mutation.config.ts) against each; a
  * mutant no test notices is a gap in the tests. Too slow for .ci/run on two
  * cores; docs/testing.md has the scores and times. One folder at a time, with
