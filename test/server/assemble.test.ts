@@ -102,7 +102,10 @@ describe('startServer', () => {
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
     const cm = new FakeConfigMap('routability', 'params');
     fake.addRoute(cm.route);
-    const { handle: h } = await serve(fake, ['--policy-params', 'routability/params']);
+    const { handle: h } = await serve(fake, [
+      ...['--policy-params', 'routability/params'],
+      ...['--audit-lease-duration', '6s', '--audit-lease-retry-period', '2s'],
+    ]);
     const get = async (path: string) => {
       const res = await fetch(`http://127.0.0.1:${h.healthPort}${path}`);
       return { status: res.status, text: await res.text() };
@@ -128,6 +131,8 @@ describe('startServer', () => {
       'policyParams',
     ]);
     expect(body.detail['audit']).toMatchObject({ enabled: true, election: { lease: LEASE } });
+    // The audit's Lease with the flags' timing.
+    expect(fake.leases.get(LEASE)?.['spec']).toMatchObject({ leaseDurationSeconds: 6 });
     expect(body.detail['policyParams']).toMatchObject({ configMap: 'routability/params', state: 'in step' });
     const metrics = await get('/metrics');
     expect(metrics.text).toContain('\nprocess_cpu_user_seconds_total ');

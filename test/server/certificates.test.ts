@@ -61,7 +61,11 @@ describe('servingCertificateFiles', () => {
     expect(lines[0]!['sans']).toEqual(expect.arrayContaining(['gateway-routability-webhook.default.svc']));
     const cert = readFileSync(files.certFile);
     // A certificate flag without its key is not enough: the folder's files again, not generated anew.
-    await servingCertificateFiles({ ...FLAGS, tlsCertFile: '/a.crt', certDir }, logger);
+    expect(await servingCertificateFiles({ ...FLAGS, tlsCertFile: '/a.crt', certDir }, logger)).toEqual({
+      certFile: join(certDir, 'tls.crt'),
+      keyFile: join(certDir, 'tls.key'),
+      clientCaFile: undefined,
+    });
     expect(readFileSync(files.certFile)).toEqual(cert);
     expect(lines).toHaveLength(1);
   });

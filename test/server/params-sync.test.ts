@@ -346,6 +346,7 @@ describe("one round at a time, and what it says (a scripted client, vitest's clo
   it.each([
     { what: 'an answer without data', answer: { kind: 'ConfigMap' } },
     { what: 'an answer that is null', answer: null },
+    { what: 'data that is null', answer: { data: null } },
     { what: 'data that is not an object', answer: { data: 'x' } },
     { what: 'one key more', answer: { data: { ...WANT, extra: 'x' } } },
     { what: 'one key less', answer: { data: { serviceCIDRs: WANT['serviceCIDRs'] } } },
