@@ -26,11 +26,12 @@ const BREAK = {
   'src/audit': 85, // all eleven files in two runs (issue 28): seven 86.46 (2026-12-02), the other four 97.86 (2026-12-03); 92.98 together
   // Every survivor examined (issue 28's second pass, 2026-12-03): 97.05 in one run of the folder.
   'src/cluster': 90,
-  // Issue 42: first measured 2026-12-04 (docs/testing.md).
+  // Issue 42 (2026-12-04, docs/testing.md): src/kube and src/policy not measured to the end yet (0 until
+  // they are); src/inputs 95.12; src/server 79.94.
   'src/kube': 0,
   'src/policy': 0,
-  'src/inputs': 0,
-  'src/server': 0,
+  'src/inputs': 90,
+  'src/server': 75,
 };
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
