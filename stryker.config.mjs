@@ -27,11 +27,11 @@ const BREAK = {
   // Every survivor examined (issue 28's second pass, 2026-12-03): 97.05 in one run of the folder.
   'src/cluster': 90,
   // Issue 42 (2026-12-04, docs/testing.md): src/kube and src/policy not measured to the end yet (0 until
-  // they are); src/inputs 95.12; src/server 79.94.
+  // they are); src/inputs 95.12; src/server 80.86.
   'src/kube': 0,
   'src/policy': 0,
   'src/inputs': 90,
-  'src/server': 75,
+  'src/server': 78,
 };
 const mutateFlag = process.argv.indexOf('--mutate');
 const pattern = mutateFlag >= 0 ? (process.argv[mutateFlag + 1] ?? '') : '';
