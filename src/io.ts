@@ -33,3 +33,25 @@ export async function readAll(stream: NodeJS.ReadableStream, limit = 64 * 1024 *
 export function writeLine(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith('\n') ? text : `${text}\n`);
 }
+
+/**
+ * Makes a closed reader (`routability-webhook policy | head`) end the output
+ * quietly instead of with an unhandled `EPIPE` stack trace: once the pipe is
+ * gone, later writes are dropped and the command finishes with its own exit
+ * code, so `set -o pipefail` still sees a violation's 1. Any other write
+ * error is said once on stderr and is exit 1. Installed once, for every
+ * command, by the entry point.
+ */
+export function quietOnClosedPipe(
+  stream: NodeJS.WritableStream,
+  onOtherError: (err: NodeJS.ErrnoException) => void,
+): void {
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || (closed && err.code === 'ERR_STREAM_DESTROYED')) {
+      closed = true;
+      return;
+    }
+    onOtherError(err);
+  });
+}

@@ -5,7 +5,7 @@
  * Kubernetes client they do not use. Each module declares its command
  * (name, summary, flags, run) in one place: see command.ts.
  */
-import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from '../io.js';
+import { EXIT_OK, EXIT_USAGE, quietOnClosedPipe, writeLine, type CommandIO } from '../io.js';
 import type { Command } from './command.js';
 
 /** In the order `--help` lists them. */
@@ -50,6 +50,17 @@ const isEntryPoint =
   import.meta.url ===
     (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
 if (isEntryPoint) {
+  for (const [name, stream] of [
+    ['stdout', process.stdout],
+    ['stderr', process.stderr],
+  ] as const) {
+    quietOnClosedPipe(stream, (err) => {
+      // stderr may be the stream that failed: say it where it can still be read, once.
+      if (name === 'stdout')
+        process.stderr.write(`routability-webhook: cannot write to ${name}: ${err.message}\n`);
+      process.exit(1);
+    });
+  }
   const code = await main(process.argv.slice(2), {
     stdin: process.stdin,
     stdout: process.stdout,
