@@ -21,6 +21,8 @@ export const AUDIT_JSON_VERSION = 1;
 /** What the audit ran with, echoed in machine-readable reports. */
 export interface AuditSettings {
   readonly cluster: string;
+  /** The kubeconfig context that named the cluster (`in-cluster` for the service account). */
+  readonly context: string;
   readonly namespace: string | undefined;
   readonly serviceCidrs: readonly string[];
   readonly specPolicy: string;
@@ -45,6 +47,12 @@ export function auditSummaryLine(result: AuditResult): string {
     `${plural(result.violations, 'violation')}, ${plural(result.warnings, 'warning')}` +
     (byCode ? ` (${byCode})` : '')
   );
+}
+
+/** `audit of context "kind-dev" (server https://127.0.0.1:6443), all namespaces`: which cluster the text report read. */
+export function auditHeaderLine(settings: AuditSettings): string {
+  const where = settings.namespace === undefined ? 'all namespaces' : `namespace ${settings.namespace}`;
+  return `audit of context "${settings.context}" (server ${settings.cluster}), ${where}`;
 }
 
 /** The audit's lines: each finding of each flagged Gateway, in list order, without a place. */
@@ -120,7 +128,9 @@ function* auditSubjects(result: AuditResult): Generator<SarifSubject> {
 
 /** The audit's report in the formats `check` has, rendered by the same writers. */
 export const AUDIT_FORMATTERS: Readonly<Record<AuditOutput, (report: AuditReport) => string>> = {
-  text: (report) => textOutput(auditLines(report.result), auditSummaryLine(report.result)),
+  text: (report) =>
+    `${auditHeaderLine(report.settings)}\n` +
+    textOutput(auditLines(report.result), auditSummaryLine(report.result)),
   json: (report) => jsonOutput(auditJson(report)),
   github: (report) => githubOutput(auditLines(report.result), auditSummaryLine(report.result)),
   junit: (report) => auditJunit(report.result),

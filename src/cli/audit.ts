@@ -57,6 +57,7 @@ export const command = defineCommand({
     const report: AuditReport = {
       settings: {
         cluster: loaded.server,
+        context: loaded.source.kind === 'in-cluster' ? 'in-cluster' : loaded.kc.getCurrentContext(),
         namespace: options.namespace,
         serviceCidrs: resolved.settings.serviceCidrs,
         specPolicy: resolved.settings.specPolicy,

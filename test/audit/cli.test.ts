@@ -46,6 +46,7 @@ describe('routability-webhook audit', () => {
     const lines = r.stdout.trimEnd().split('\n');
     // In list order (namespace/name): apps/outside, edge/status-only, edge/taken.
     expect(lines).toEqual([
+      `audit of context "fake" (server ${fake.url}), all namespaces`,
       expect.stringMatching(
         /^Gateway apps\/outside: spec\.addresses\[0\]\.value: .*"10\.200\.0\.5".*10\.96\.0\.0\/16/,
       ),
@@ -64,7 +65,10 @@ describe('routability-webhook audit', () => {
   it('-n audits one namespace; a clean one exits 0', async () => {
     const r = await runCli(command.main, ['-n', 'apps', '--service-cidr', '10.0.0.0/8'], { env: env() });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe('audited 2 Gateways in 1 namespace: 0 violations, 0 warnings\n');
+    expect(r.stdout).toBe(
+      `audit of context "fake" (server ${fake.url}), namespace apps\n` +
+        'audited 2 Gateways in 1 namespace: 0 violations, 0 warnings\n',
+    );
     expect(
       fake.requests.some((q) => q.path === '/apis/gateway.networking.k8s.io/v1/namespaces/apps/gateways'),
     ).toBe(true);
@@ -78,6 +82,7 @@ describe('routability-webhook audit', () => {
     };
     expect(report.settings).toMatchObject({
       cluster: fake.url,
+      context: 'fake',
       serviceCidrs: ['10.96.0.0/16'],
       allocatedIPs: true,
     });

@@ -40,6 +40,7 @@ const result: AuditResult = {
 const report: AuditReport = {
   settings: {
     cluster: 'https://127.0.0.1:6443',
+    context: 'kind-dev',
     namespace: undefined,
     serviceCidrs: ['10.96.0.0/12'],
     specPolicy: 'enforce',
@@ -52,14 +53,22 @@ const report: AuditReport = {
 };
 
 describe('audit formats', () => {
-  it('text: one line per finding naming the Gateway, then the summary with counts by code', () => {
+  it('text: the context and server read, one line per finding naming the Gateway, then the summary', () => {
     expect(AUDIT_FORMATTERS.text(report)).toBe(
       [
+        'audit of context "kind-dev" (server https://127.0.0.1:6443), all namespaces',
         `Gateway apps/bad: ${violation.message}`,
         `warning: Gateway edge/odd: ${warning.message}`,
         'audited 3 Gateways in 2 namespaces: 1 violation, 1 warning (ClusterAddressOutsideServiceRange 1, ExternalAddressInsideServiceRange 1)',
         '',
       ].join('\n'),
+    );
+  });
+
+  it('text: the header names the one namespace audited', () => {
+    const one = { ...report, settings: { ...report.settings, namespace: 'apps' } };
+    expect(AUDIT_FORMATTERS.text(one).split('\n')[0]).toBe(
+      'audit of context "kind-dev" (server https://127.0.0.1:6443), namespace apps',
     );
   });
 
