@@ -5,7 +5,10 @@
  * Paths: /spec/versions/{0,1}/schema/openAPIV3Schema/properties/{spec,status}
  * /properties/addresses/items/properties/routability, guarded by `test` ops on
  * the version names so the patch fails instead of landing in the wrong place
- * if the CRD's layout ever changes. Annotations are never touched (Gateway
+ * if the CRD's layout ever changes, and by a `test` for null at each of the
+ * four places, so that the printed patch applied by hand (`kubectl patch
+ * --type json`) refuses a CRD that already declares routability instead of
+ * replacing one revision's schema by the other's, as `--apply` refuses. Annotations are never touched (Gateway
  * API's safe-upgrades policy looks at the bundle-version annotation).
  */
 import { asRecord, own } from '../json/record.js';
@@ -35,8 +38,12 @@ export function routabilityPointer(versionIndex: number, list: (typeof ADDRESS_L
 }
 
 /**
- * The patch for one revision: two guards, then four adds (`add` replaces an
- * existing member, so it is idempotent).
+ * The patch for one revision: two version guards, four absence guards, then
+ * four adds. An absence guard is `test` with value null: the Kubernetes API
+ * server's JSON patch (evanphx/json-patch, also used by kustomize) passes it
+ * when the member is missing and fails it when the member holds a schema, so
+ * a CRD that already declares routability, of either revision, is left
+ * unchanged and `kubectl patch` says which path failed its test.
  */
 export function routabilityPatch(revision: GepRevision = 'provisional'): JsonPatchOp[] {
   const ops: JsonPatchOp[] = GATEWAY_CRD_VERSIONS.map((name, i) => ({
@@ -44,6 +51,10 @@ export function routabilityPatch(revision: GepRevision = 'provisional'): JsonPat
     path: `/spec/versions/${i}/name`,
     value: name,
   }));
+  GATEWAY_CRD_VERSIONS.forEach((_, i) => {
+    for (const list of ADDRESS_LISTS)
+      ops.push({ op: 'test', path: routabilityPointer(i, list), value: null });
+  });
   GATEWAY_CRD_VERSIONS.forEach((_, i) => {
     for (const list of ADDRESS_LISTS)
       ops.push({ op: 'add', path: routabilityPointer(i, list), value: routabilitySchemaFor(revision) });
@@ -125,7 +136,20 @@ function unescape(token: string): string {
   return token.replaceAll('~1', '/').replaceAll('~0', '~');
 }
 
-/** Applies `test` and `add` ops to a copy of the document (RFC 6902 semantics for those two). */
+/** Throws unless `actual` is the op's value; a missing member counts as null. */
+function testOp(op: JsonPatchOp, actual: unknown): void {
+  const absentAsNull = op.value === null && actual === undefined;
+  if (!absentAsNull && JSON.stringify(actual) !== JSON.stringify(op.value))
+    throw new JsonPatchError(
+      `test ${op.path}: expected ${JSON.stringify(op.value)}, found ${JSON.stringify(actual) ?? 'nothing'}`,
+    );
+}
+
+/**
+ * Applies `test` and `add` ops to a copy of the document, as the Kubernetes
+ * API server does: RFC 6902 semantics for those two, except that a `test` for
+ * null passes on a missing member of an existing parent (evanphx/json-patch).
+ */
 export function applyJsonPatch<T>(doc: T, ops: readonly JsonPatchOp[]): T {
   const out = structuredClone(doc);
   for (const op of ops) {
@@ -140,11 +164,7 @@ export function applyJsonPatch<T>(doc: T, ops: readonly JsonPatchOp[]): T {
         throw new JsonPatchError(`${op.op} ${op.path}: no such parent`);
     }
     if (op.op === 'test') {
-      const actual = Array.isArray(parent) ? parent[Number(last)] : (parent as Json)[last];
-      if (JSON.stringify(actual) !== JSON.stringify(op.value))
-        throw new JsonPatchError(
-          `test ${op.path}: expected ${JSON.stringify(op.value)}, found ${JSON.stringify(actual) ?? 'nothing'}`,
-        );
+      testOp(op, Array.isArray(parent) ? parent[Number(last)] : (parent as Json)[last]);
     } else if (Array.isArray(parent)) {
       parent.splice(last === '-' ? parent.length : Number(last), 0, structuredClone(op.value));
     } else {

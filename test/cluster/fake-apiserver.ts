@@ -97,7 +97,7 @@ interface Listener {
   listening: boolean;
 }
 
-const TOKEN = 'fake-token-for-tests';
+export const TOKEN = 'fake-token-for-tests';
 
 function kubeconfigText(url: string): string {
   return [
@@ -911,7 +911,11 @@ export class FakeApiServer {
   }
 }
 
-/** A deliberately independent mini JSON Patch (test/add/replace) for the fake's CRD PATCH. */
+/**
+ * A deliberately independent mini JSON Patch (test/add/replace) for the fake's
+ * CRD PATCH. Like the API server's (evanphx/json-patch), a `test` for null
+ * passes on a missing member of an existing parent.
+ */
 function applyOp(doc: unknown, op: { op: string; path: string; value?: unknown }): string | undefined {
   const parts = op.path
     .split('/')
@@ -926,7 +930,7 @@ function applyOp(doc: unknown, op: { op: string; path: string; value?: unknown }
   const container = parent as Record<string, unknown>;
   if (last === undefined) return `path ${op.path}: empty`;
   if (op.op === 'test')
-    return JSON.stringify(container[last]) === JSON.stringify(op.value)
+    return JSON.stringify(container[last] ?? null) === JSON.stringify(op.value)
       ? undefined
       : `test failed at ${op.path}`;
   if (op.op === 'add' || op.op === 'replace') {

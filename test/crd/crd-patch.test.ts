@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { Ajv } from 'ajv';
 import { runCrdPatch } from '../../src/cli/crd-patch.js';
-import { routabilityPatch } from '../../src/crd/patch.js';
+import { applyJsonPatch, routabilityPatch } from '../../src/crd/patch.js';
 import { FieldPath } from '../../src/rules/field-path.js';
 import {
   checkRoutabilitySyntax,
   ROUTABILITY_MAX_LENGTH,
   ROUTABILITY_PATTERN,
 } from '../../src/rules/routability.js';
-import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, TOKEN } from '../cluster/fake-apiserver.js';
 import { GATEWAY_API_CRDS as CRD_DIR } from '../support/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 
@@ -195,7 +195,7 @@ describe('crd-patch --apply against the Gateway API v1.6.1 CRDs', () => {
 });
 
 describe('crd-patch output and flags', () => {
-  it('prints the RFC 6902 patch: version guards, then four adds with the one pattern', async () => {
+  it('prints the RFC 6902 patch: version guards, absence guards, then four adds with the one pattern', async () => {
     const r = await runCli(runCrdPatch, []);
     expect(r.code).toBe(0);
     const ops = JSON.parse(r.stdout) as { op: string; path: string; value: unknown }[];
@@ -204,13 +204,13 @@ describe('crd-patch output and flags', () => {
       { op: 'test', path: '/spec/versions/0/name', value: 'v1' },
       { op: 'test', path: '/spec/versions/1/name', value: 'v1beta1' },
     ]);
-    expect(ops.slice(2).map((o) => o.path)).toEqual(
-      PLACES.map(
-        ({ v, list }) =>
-          `/spec/versions/${v}/schema/openAPIV3Schema/properties/${list}/properties/addresses/items/properties/routability`,
-      ),
+    const places = PLACES.map(
+      ({ v, list }) =>
+        `/spec/versions/${v}/schema/openAPIV3Schema/properties/${list}/properties/addresses/items/properties/routability`,
     );
-    for (const op of ops.slice(2)) {
+    expect(ops.slice(2, 6)).toEqual(places.map((path) => ({ op: 'test', path, value: null })));
+    expect(ops.slice(6).map((o) => o.path)).toEqual(places);
+    for (const op of ops.slice(6)) {
       expect(op.op).toBe('add');
       expect(op.value).toMatchObject({ type: 'string', maxLength: 253, pattern: ROUTABILITY_PATTERN });
     }
@@ -304,5 +304,49 @@ describe('crd-patch --patch-cluster', () => {
     const none = await runCli(runCrdPatch, ['--patch-cluster'], { env: {} });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no Kubernetes credentials found');
+  });
+});
+
+describe('the printed patch applied by hand (kubectl patch --type json)', () => {
+  const patchOf = async (revision: string) =>
+    JSON.parse((await runCli(runCrdPatch, ['--gep-revision', revision])).stdout) as Parameters<
+      typeof applyJsonPatch
+    >[1];
+  const withRevision = async (revision: string) => {
+    const crd = YAML.parse(await readFile(fixture('standard'), 'utf8')) as unknown;
+    return applyJsonPatch(crd, await patchOf(revision));
+  };
+
+  it.each([
+    { over: 'provisional', apply: 'experimental' },
+    { over: 'experimental', apply: 'provisional' },
+    { over: 'provisional', apply: 'provisional' },
+  ])('refuses a CRD that already has the $over schema when applying $apply', async ({ over, apply }) => {
+    const crd = await withRevision(over);
+    expect(() => applyJsonPatch(crd, routabilityPatch(apply as 'provisional'))).toThrow(
+      /^test \/spec\/versions\/0\/schema\/openAPIV3Schema\/properties\/spec\/properties\/addresses\/items\/properties\/routability: expected null, found \{/,
+    );
+  });
+
+  it('the API server (the fake, with its own JSON patch) refuses it too and leaves the CRD unchanged', async () => {
+    const fake = await FakeApiServer.start();
+    try {
+      const experimental = await withRevision('experimental');
+      fake.crds.set('gateways.gateway.networking.k8s.io', experimental as never);
+      const res = await fetch(
+        `${fake.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gateways.gateway.networking.k8s.io`,
+        {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json-patch+json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify(await patchOf('provisional')),
+        },
+      );
+      expect(res.status).toBe(422);
+      expect(await res.text()).toContain('test failed at /spec/versions/0/');
+      const after = fake.crds.get('gateways.gateway.networking.k8s.io');
+      expect(routabilityAt(after, 0, 'spec')).toEqual(routabilityAt(experimental, 0, 'spec'));
+    } finally {
+      await fake.close();
+    }
   });
 });

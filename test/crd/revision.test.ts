@@ -151,7 +151,7 @@ describe('crd-patch --gep-revision', () => {
     const ops = JSON.parse(r.stdout) as { op: string; path: string; value: unknown }[];
     expect(ops).toEqual(routabilityPatch('experimental'));
     expect(ops.map((o) => o.path)).toEqual(routabilityPatch('provisional').map((o) => o.path));
-    for (const op of ops.slice(2)) expect(op.value).toEqual(experimentalRoutabilitySchema());
+    for (const op of ops.slice(6)) expect(op.value).toEqual(experimentalRoutabilitySchema());
     // The default stays the provisional schema.
     const plain = await runCli(runCrdPatch, []);
     expect(JSON.parse(plain.stdout)).toEqual(routabilityPatch('provisional'));
