@@ -1,7 +1,7 @@
 // helm template output, parsed and checked against what the issue and the server contract require.
 import { X509Certificate } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FULLNAME, NAMESPACE, all, helmBinary, one, render, type K8sObject } from './helm.js';
+import { FULLNAME, NAMESPACE, all, helmBinary, one, render, renderError, type K8sObject } from './helm.js';
 
 const { skipReason } = helmBinary();
 if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
@@ -640,6 +640,31 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
     expect(one(docs, 'Deployment').spec.template.spec.priorityClassName).toBe('high');
     expect(all(docs, 'PodDisruptionBudget')).toEqual([]);
     expect(container(docs).lifecycle).toBeUndefined();
+  });
+
+  it('hostNetwork: the pods use the node network, on the configured ports; node ports are refused', async () => {
+    const docs = await render({
+      setJson: { hostNetwork: true, 'webhook.port': 10260, 'webhook.healthPort': 10261 },
+    });
+    const pod = one(docs, 'Deployment').spec.template.spec;
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
+    expect(pod.containers[0].args).toEqual(expect.arrayContaining(['--port=10260', '--health-port=10261']));
+    expect(pod.containers[0].ports.map((p: { containerPort: number }) => p.containerPort)).toEqual([
+      10260, 10261,
+    ]);
+    // The Service still answers on 443 and forwards to the named port.
+    expect(one(docs, 'Service').spec.ports[0]).toMatchObject({ port: 443, targetPort: 'https' });
+    for (const [key, port] of [
+      ['webhook.port', 10250],
+      ['webhook.healthPort', 10256],
+    ] as const) {
+      const error = await renderError({ setJson: { hostNetwork: true, [key]: port } });
+      expect(error).toContain(`hostNetwork: port ${port} is taken on the node`);
+    }
+    // Without hostNetwork the same port is the pod's own and allowed.
+    const plain = await render({ setJson: { 'webhook.port': 10250 } });
+    expect(one(plain, 'Deployment').spec.template.spec.hostNetwork).toBeUndefined();
   });
 
   it('extraArgs are appended after the chart flags', async () => {
