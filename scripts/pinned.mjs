@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The npm release CI and the workflows run (the lock file's overrides need npm 11). */
+/** The npm release CI and the workflows run: the one the lock file is written and checked with. */
 export const NPM_VERSION = '11.19.1';
 
 /** spec → the registry's dist.integrity for it. */
