@@ -11,6 +11,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REPORT_APIS } from '../../src/audit/reports.js';
+import type { Policy } from '../../src/rules/types.js';
+import { installDryRunAdmission, realWebhook } from '../cluster/fake-admission.js';
 import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
 import { FakeReports } from '../cluster/fake-reports.js';
 import { asStored, gatewayCrdWith } from '../cluster/gateway-crd.js';
@@ -32,6 +34,8 @@ const GATEWAY_CRD = 'gateways.gateway.networking.k8s.io';
 const ANY_NAME = [
   // The allocated-IP check GETs the IPAddress named by each address under review.
   'get ipaddresses.networking.k8s.io',
+  // verify's status step updates whichever Gateway of its namespace it lists first.
+  'update gateways/status.gateway.networking.k8s.io',
 ];
 
 interface Pod {
@@ -43,13 +47,17 @@ interface Pod {
 interface Component {
   readonly name: string;
   readonly pod: (docs: K8sObject[]) => Pod | undefined;
-  readonly exercise: (fake: FakeApiServer, pod: Pod) => Promise<void>;
+  /** Drives the pod's process; `docs` are the rendered objects, for the ones it reads or deletes. */
+  readonly exercise: (fake: FakeApiServer, pod: Pod, docs: K8sObject[]) => Promise<void>;
 }
 
 function podOf(docs: K8sObject[], kind: string, match: (o: K8sObject) => boolean): Pod | undefined {
   const found = docs.find((d) => d.kind === kind && match(d));
   if (!found) return undefined;
-  const spec = found.spec.template.spec as { serviceAccountName: string; containers: { args: string[] }[] };
+  const spec = (kind === 'Pod' ? found.spec : found.spec.template.spec) as {
+    serviceAccountName: string;
+    containers: { args: string[] }[];
+  };
   return { serviceAccount: spec.serviceAccountName, args: spec.containers[0]!.args };
 }
 
@@ -60,8 +68,8 @@ afterEach(async () => {
 });
 
 /** The params ConfigMap: GET, and a merge patch of `data`. */
-function configMapRoute(path: string) {
-  let data: Record<string, string> = {};
+function configMapRoute(path: string, initial: Record<string, string> = {}) {
+  let data = initial;
   return (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
     if (url.pathname !== path || (req.method !== 'GET' && req.method !== 'PATCH')) return false;
     const send = () => {
@@ -176,6 +184,77 @@ async function exerciseCrdPatch(fake: FakeApiServer, pod: Pod): Promise<void> {
   expect(r.code, r.stderr).toBe(0);
 }
 
+const ADMISSION = 'admissionregistration.k8s.io';
+const component = (d: K8sObject) => d.metadata.labels?.['app.kubernetes.io/component'];
+const flag = (args: string[], name: string) =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+/**
+ * verify (the helm test Pod): its arguments against dry-run admission by the real webhook, a stored
+ * Gateway in its namespace (the status step updates it) and, in policy mode, the rendered bindings,
+ * policies and params ConfigMap (with the ranges serve writes into it). Every step must pass.
+ */
+async function exerciseVerify(fake: FakeApiServer, pod: Pod, docs: K8sObject[]): Promise<void> {
+  fake.crds.set(GATEWAY_CRD, asStored(gatewayCrdWith('provisional')));
+  const namespace = flag(pod.args, 'namespace') ?? 'default';
+  fake.put(
+    'gateways',
+    gateway(namespace, 'web', { spec: [{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }] }),
+  );
+  const specPolicy = flag(pod.args, 'spec-policy') as Policy | undefined;
+  installDryRunAdmission(fake, [
+    realWebhook(flag(pod.args, 'webhook-name'), specPolicy ? { specPolicy } : {}),
+  ]);
+  fake.define('validatingadmissionpolicies', ADMISSION, 'ValidatingAdmissionPolicy', ['v1']);
+  fake.define('validatingadmissionpolicybindings', ADMISSION, 'ValidatingAdmissionPolicyBinding', ['v1']);
+  for (const d of docs.filter((o) => o.kind === 'ValidatingAdmissionPolicy'))
+    fake.put('validatingadmissionpolicies', d);
+  const params = new Set<string>();
+  for (const d of docs.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding')) {
+    fake.put('validatingadmissionpolicybindings', d);
+    const ref = d.spec.paramRef as { name: string; namespace: string };
+    params.add(`${ref.namespace}/${ref.name}`);
+  }
+  for (const cm of docs.filter((o) => o.kind === 'ConfigMap')) {
+    const { name, namespace } = cm.metadata;
+    if (!params.has(`${namespace}/${name}`)) continue;
+    // The ranges serve writes into the params (the chart writes them only without the webhook).
+    const data = { serviceCIDRs: '10.96.0.0/12', ...cm['data'] };
+    fake.addRoute(configMapRoute(`/api/v1/namespaces/${namespace}/configmaps/${name}`, data));
+  }
+  const r = await runCli([...pod.args, '--kubeconfig', fake.kubeconfigPath], { env: { KUBECONFIG: '' } });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).not.toMatch(/^(FAILED|not proven) /m);
+}
+
+const ADMISSION_KINDS: Record<string, string> = {
+  ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
+  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
+};
+
+/** disarm (the pre-delete Job): its arguments against the rendered admission objects; each is deleted. */
+async function exerciseDisarm(fake: FakeApiServer, pod: Pod, docs: K8sObject[]): Promise<void> {
+  const stored = new Set(
+    docs.filter((d) => ADMISSION_KINDS[d.kind]).map((d) => `${ADMISSION_KINDS[d.kind]}/${d.metadata.name}`),
+  );
+  fake.addRoute((req, res, url) => {
+    const m = /^\/apis\/admissionregistration\.k8s\.io\/v1\/([^/]+\/[^/]+)$/.exec(url.pathname);
+    if (!m || req.method !== 'DELETE') return false;
+    const key = decodeURIComponent(m[1]!);
+    const found = stored.delete(key);
+    res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ kind: 'Status', status: found ? 'Success' : 'Failure', code: found ? 200 : 404 }),
+    );
+    return true;
+  });
+  const r = await runCli([...pod.args, '--kubeconfig', fake.kubeconfigPath], { env: { KUBECONFIG: '' } });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).not.toMatch(/already gone/);
+}
+
 const COMPONENTS: Component[] = [
   {
     name: 'serve (the Deployment)',
@@ -186,6 +265,16 @@ const COMPONENTS: Component[] = [
     name: 'crd-patch (the hook Job)',
     pod: (docs) => podOf(docs, 'Job', (j) => j.metadata.name.endsWith('crd-patch')),
     exercise: exerciseCrdPatch,
+  },
+  {
+    name: 'verify (the helm test Pod)',
+    pod: (docs) => podOf(docs, 'Pod', (p) => component(p) === 'verify'),
+    exercise: exerciseVerify,
+  },
+  {
+    name: 'disarm (the pre-delete Job)',
+    pod: (docs) => podOf(docs, 'Job', (j) => component(j) === 'disarm'),
+    exercise: exerciseDisarm,
   },
 ];
 
@@ -205,6 +294,10 @@ const VALUES: [string, RenderOptions][] = [
     },
   ],
   ['the CRD patch Job', { setJson: { 'crdPatch.enabled': true } }],
+  [
+    'policy mode on Kubernetes 1.33 (bindings, policies, params)',
+    { setJson: { 'policy.enabled': true }, extraArgs: ['--kube-version', '1.33.0'] },
+  ],
 ];
 
 const ROWS = VALUES.flatMap(([values, opts]) =>
@@ -215,12 +308,12 @@ describe.skipIf(skipReason !== undefined)('RBAC: the chart grants what the code 
   it.each(ROWS)(
     '%s',
     async (_name, component, opts) => {
-      const docs = await render(opts);
+      const docs = await render({ ...opts, lifecycleHooks: true });
       const pod = component.pod(docs);
       if (!pod) return; // not rendered with these values: nothing runs, nothing to grant
       const fake = await FakeApiServer.start();
       cleanup.push(() => fake.close());
-      await component.exercise(fake, pod);
+      await component.exercise(fake, pod, docs);
       const accesses = fake.requests.map(accessOf).filter((a): a is Access => a !== undefined);
       const result = compare(accesses, grantsOf(docs, pod.serviceAccount, NAMESPACE), ANY_NAME);
       expect(result).toEqual({ denied: [], unused: [], unnamed: [] });
