@@ -143,6 +143,11 @@ describe.skipIf(skipReason !== undefined)('pre-delete hook (uninstall without a 
       'policy-binding',
     );
     expect(rendered).toContain(checked);
+    // verify's RBAC reads that binding and its policy (same name), no other.
+    const reads = one(component(p, 'verify'), 'ClusterRole').rules.find((r: { resources: string[] }) =>
+      r.resources.includes('validatingadmissionpolicybindings'),
+    );
+    expect(reads.resourceNames).toEqual([checked]);
   });
 
   it('is not rendered with uninstall.removeAdmissionFirst=false', async () => {
