@@ -15,11 +15,43 @@ allow-list; test/chart/policy.test.ts holds the result equal to `routability-web
 {{- printf "%s-params" (include "grw.policyName" .) }}
 {{- end }}
 
-{{/* The GEP-5093 revision the policy enforces: policy.gepRevision, else a fixed webhook.gepRevision, else provisional. */}}
+{{/*
+The GEP-5093 revision the cluster's Gateway CRD carries, read with `lookup` as serve's
+--gep-revision auto reads it (src/crd/revision.ts, in brief): a spec routability schema with a
+`pattern` is this project's crd-patch schema (provisional); one whose CEL rule admits "" first
+(`size(self) == 0 || …`, upstream's) is experimental. Empty when it cannot be read: `helm template`,
+`--dry-run=client` and Argo CD cannot look up, a CRD without the field, or another schema.
+*/}}
+{{- define "grw.crdRevision" -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "gateways.gateway.networking.k8s.io" }}
+{{- if $crd }}
+{{- range $v := (dig "spec" "versions" list $crd) }}
+{{- if $v.storage }}
+{{- $r := dig "schema" "openAPIV3Schema" "properties" "spec" "properties" "addresses" "items" "properties" "routability" dict $v }}
+{{- if $r.pattern }}provisional
+{{- else }}
+{{- range $rule := (get $r "x-kubernetes-validations" | default list) }}
+{{- if regexMatch "^\\s*(size\\(self\\)\\s*==\\s*0|self\\s*==\\s*'')\\s*\\|\\|" $rule.rule }}experimental{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The GEP-5093 revision the policy enforces: policy.gepRevision, else a fixed webhook.gepRevision,
+else the cluster's CRD (lookup), else provisional. A revision given by value that the CRD
+contradicts is refused: that policy would refuse values the API server stores and the webhook admits.
+*/}}
 {{- define "grw.policyRevision" -}}
-{{- if .Values.policy.gepRevision }}{{ .Values.policy.gepRevision }}
-{{- else if ne .Values.webhook.gepRevision "auto" }}{{ .Values.webhook.gepRevision }}
-{{- else }}provisional{{- end }}
+{{- $crd := include "grw.crdRevision" . }}
+{{- $given := .Values.policy.gepRevision }}
+{{- if and (not $given) (ne .Values.webhook.gepRevision "auto") }}{{ $given = .Values.webhook.gepRevision }}{{ end }}
+{{- if and $given $crd (ne $given $crd) }}
+{{- fail (printf "policy: the Gateway CRD carries the %s revision of routability, but the policy was asked for %s (policy.gepRevision or webhook.gepRevision): that policy would refuse values the webhook admits. Leave both unset (the policy then follows the CRD) or set %s" $crd $given $crd) }}
+{{- end }}
+{{- coalesce $given $crd "provisional" }}
 {{- end }}
 
 {{- define "grw.policySpecPolicy" -}}
