@@ -119,15 +119,18 @@ describe.skipIf(skipReason !== undefined)('PrometheusRule: every alert reads a s
   it('renamed webhooks are the names the API-server rules select', async () => {
     const docs = await render({
       setJson: { 'metrics.prometheusRule.enabled': true, 'metrics.prometheusRule.apiserver.enabled': true },
-      set: { 'validatingWebhook.name': 'v.corp.example', 'mutatingWebhook.name': 'm.corp.example' },
+      set: {
+        'validatingWebhook.name': 'v.corp.example',
+        'validatingWebhook.statusName': 's.corp.example',
+        'mutatingWebhook.name': 'm.corp.example',
+      },
     });
-    expect(webhookNames(docs)).toEqual(['m.corp.example', 'v.corp.example']);
+    expect(webhookNames(docs)).toEqual(['m.corp.example', 's.corp.example', 'v.corp.example']);
     for (const rule of rules(docs).filter((r) => r.expr.includes('apiserver_')))
       for (const s of selectors(rule.expr))
-        expect(namesMatched(s.labels, ['m.corp.example', 'v.corp.example', 'vxcorp.example'])).toEqual([
-          'm.corp.example',
-          'v.corp.example',
-        ]);
+        expect(
+          namesMatched(s.labels, ['m.corp.example', 's.corp.example', 'v.corp.example', 'vxcorp.example']),
+        ).toEqual(['m.corp.example', 's.corp.example', 'v.corp.example']);
   }, 60_000);
 
   it('no rules, no ServiceMonitor unless asked; the rules refuse a Service without the metrics port', async () => {
