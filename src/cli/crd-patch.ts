@@ -18,6 +18,7 @@ import {
   routabilityPatch,
 } from '../crd/patch.js';
 import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
+import { excessiveAliasing } from '../check/documents.js';
 import type { KubeClient } from '../kube/client.js';
 import type { GepRevision } from '../rules/index.js';
 import { errorMessage, firstLine } from '../error-text.js';
@@ -87,6 +88,9 @@ async function readCrd(file: string, io: CommandIO): Promise<unknown> {
     );
   const doc = docs[0]!;
   if (doc.errors.length > 0) throw new Error(`${file}: not valid YAML or JSON: ${firstLine(doc.errors[0]!)}`);
+  // Counted before toJS expands anything, with the same bounds as `check`.
+  const bomb = excessiveAliasing(doc.contents);
+  if (bomb) throw new Error(`${file}: not valid YAML or JSON: ${bomb}`);
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 

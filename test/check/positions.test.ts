@@ -144,6 +144,6 @@ describe('checkSource', () => {
     const text = `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: bomb}\n${lines.join('\n')}\n`;
     const report = checkSource(new SourceText('bomb.yaml', text), ctx());
     expect(report.gateways).toEqual([]);
-    expect(report.errors).toMatchObject([{ code: 'CheckFailed', position: { line: 1, column: 1 } }]);
+    expect(report.errors).toMatchObject([{ code: 'InvalidYAML', position: { line: 1, column: 1 } }]);
   });
 });

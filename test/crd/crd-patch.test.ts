@@ -178,6 +178,18 @@ describe('crd-patch --apply against the Gateway API v1.6.1 CRDs', () => {
         ],
         ['two.yaml', 'a: 1\n---\nb: 2\n', /expected exactly one document/],
         ['broken.yaml', 'kind: [unclosed\n', /not valid YAML or JSON/],
+        [
+          'laughs.yaml',
+          ['l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+            .concat(
+              Array.from(
+                { length: 9 },
+                (_, i) => `l${i + 1}: &l${i + 1} [${Array(10).fill(`*l${i}`).join(', ')}]`,
+              ),
+            )
+            .join('\n'),
+          /laughs.yaml: not valid YAML or JSON: document contains excessive aliasing/,
+        ],
       ];
       for (const [name, text, message] of cases) {
         await writeFile(join(dir, name), text);
