@@ -37,6 +37,7 @@ const REVIEW_SCHEMA = {
         name: { type: 'string' },
         namespace: { type: 'string' },
         operation: { enum: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] },
+        userInfo: { type: 'object', properties: { username: { type: 'string' } } },
         dryRun: { type: 'boolean' },
       },
     },

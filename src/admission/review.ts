@@ -23,6 +23,8 @@ export interface AdmissionRequest {
   readonly name?: string;
   readonly namespace?: string;
   readonly operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  /** Who sent the request (authentication.k8s.io UserInfo); only the name is read. */
+  readonly userInfo?: { readonly username?: string };
   readonly object?: unknown;
   readonly oldObject?: unknown;
   readonly dryRun?: boolean;

@@ -9,6 +9,7 @@
  * answers. No Kubernetes client is imported here: the HTTP layer loads it.
  */
 import type { AllocatedIPs, RuleContext } from '../rules/index.js';
+import type { Requester } from './ip-lookup-slots.js';
 import type { AllocatedIPSource } from './types.js';
 
 export interface AllocationPrefetch {
@@ -16,9 +17,15 @@ export interface AllocationPrefetch {
   readonly recorder: AllocatedIPs;
   /**
    * `run(ctx)` once; when the rules asked about allocations, looks them up
-   * and resolves to `run` with them. `run` must be synchronous.
+   * and resolves to `run` with them. `run` must be synchronous. `requesterOf`
+   * names who the lookups are for (the review's namespace and user, from the
+   * first answer), so that they get that requester's fair share.
    */
-  decide<T>(ctx: RuleContext, run: (ctx: RuleContext) => T): T | Promise<T>;
+  decide<T>(
+    ctx: RuleContext,
+    run: (ctx: RuleContext) => T,
+    requesterOf?: (first: T) => Requester | undefined,
+  ): T | Promise<T>;
 }
 
 export function allocationPrefetch(source: AllocatedIPSource): AllocationPrefetch {
@@ -32,13 +39,13 @@ export function allocationPrefetch(source: AllocatedIPSource): AllocationPrefetc
   };
   return {
     recorder,
-    decide(ctx, run) {
+    decide(ctx, run, requesterOf) {
       asked.clear();
       const first = run(ctx.allocatedIPs === recorder ? ctx : { ...ctx, allocatedIPs: recorder });
       if (asked.size === 0) return first;
       const ips = [...asked];
       asked.clear();
-      return source.lookup(ips).then((allocatedIPs) => run({ ...ctx, allocatedIPs }));
+      return source.lookup(ips, requesterOf?.(first)).then((allocatedIPs) => run({ ...ctx, allocatedIPs }));
     },
   };
 }

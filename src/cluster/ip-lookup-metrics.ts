@@ -8,6 +8,8 @@ export interface AllocationLookupMetrics {
   readonly duration: Histogram;
   /** 1 while lookups get answers; 0 while they fail, before the first answer, or with no IPAddress API. */
   readonly up: Gauge;
+  /** Reviews that left an address unchecked, by why (one count per review and reason). */
+  readonly uncheckedReviews: Counter<'reason'>;
 }
 
 function reuse<M>(registry: Registry, name: string, make: () => M): M {
@@ -55,6 +57,17 @@ export function allocationLookupMetrics(registry: Registry): AllocationLookupMet
         new Gauge({
           name: 'routability_webhook_allocated_ip_lookup_up',
           help: '1 while allocated-IP lookups get answers from the API server, else 0 (see /readyz?verbose).',
+          registers: [registry],
+        }),
+    ),
+    uncheckedReviews: reuse(
+      registry,
+      'routability_webhook_allocated_ip_unchecked_reviews_total',
+      () =>
+        new Counter({
+          name: 'routability_webhook_allocated_ip_unchecked_reviews_total',
+          help: 'Reviews that left an allocated-IP question unchecked, by reason: api-error|api-unavailable|namespace-share|user-share|queue-full|pushed-out|slot-timeout|review-limit.',
+          labelNames: ['reason'] as const,
           registers: [registry],
         }),
     ),

@@ -19,7 +19,7 @@ import { AnswerCache, type KnownAllocation } from './ip-answer-cache.js';
 import type { GetResult, IPAddressGetter } from './ip-get.js';
 import { LookupHealth, type LookupError, type LookupState } from './ip-lookup-health.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
-import { LookupSlots } from './ip-lookup-slots.js';
+import { LookupSlots, NO_REQUESTER, type Requester, type SlotRefusal } from './ip-lookup-slots.js';
 import type { AllocatedIPSource } from './types.js';
 
 export type { LookupState } from './ip-lookup-health.js';
@@ -39,6 +39,14 @@ export interface LookupOptions {
   readonly concurrency: number;
   /** Lookups waiting at most; beyond, a lookup fails at once rather than pile up. */
   readonly queueMax: number;
+  /** Lookups waiting at most for one namespace, and for one user (ip-lookup-slots.ts: the fair share). */
+  readonly shareMax: number;
+  /**
+   * Distinct addresses looked up for one review at most; the rest are
+   * answered unchecked. A Gateway has at most 16 addresses (its CRD's
+   * maxItems), but the mutating webhook sees objects before the schema does.
+   */
+  readonly perReviewMax: number;
   /** While the API server fails (or serves no IPAddress API), how often to probe it again, at most (1 s, 2 s, … up to this). */
   readonly probeIntervalMs: number;
   /** Probe at start, so /readyz?verbose says whether lookups work before the first one is needed. */
@@ -58,6 +66,8 @@ export const DEFAULT_LOOKUP_OPTIONS: LookupOptions = {
   cacheMax: 1_000,
   concurrency: 4,
   queueMax: 64,
+  shareMax: 16,
+  perReviewMax: 16,
   probeIntervalMs: 10_000,
   probeAtStart: true,
   askWhileUnavailable: false,
@@ -66,8 +76,20 @@ export const DEFAULT_LOOKUP_OPTIONS: LookupOptions = {
 /** A name no IPAddress holds in practice (the unspecified address is never allocated); any answer proves access. */
 export const PROBE_NAME = '0.0.0.0';
 
+/**
+ * Why an address was left unchecked, for the metric: the API server failed
+ * (`api-error`) or is known to fail (`api-unavailable`), or a bound of this
+ * server refused the lookup (the slot refusals, `review-limit`).
+ */
+export type UncheckedCause = 'api-error' | 'api-unavailable' | 'review-limit' | SlotRefusal;
+
 type Outcome =
-  KnownAllocation | { readonly kind: 'absent' } | { readonly kind: 'error'; readonly reason: string };
+  | KnownAllocation
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'error'; readonly reason: string; readonly cause: UncheckedCause };
+
+/** What a GET gave, or why none was sent. */
+type Fetched = GetResult | { readonly kind: 'refused'; readonly why: SlotRefusal; readonly reason: string };
 
 export interface AllocationLookup extends AllocatedIPSource {
   state(): LookupState;
@@ -106,32 +128,28 @@ class LookupFetcher {
     this.timeoutText = `no answer from the API server within ${opts.timeoutMs / 1000} s`;
   }
 
-  async fetch(name: string, countAs: 'lookup' | 'probe'): Promise<GetResult> {
+  async fetch(name: string, countAs: 'lookup' | 'probe', requester: Requester): Promise<Fetched> {
     const controller = new AbortController();
     this.controllers.add(controller);
     const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
     const started = this.now();
-    let result: GetResult;
+    let result: Fetched;
     try {
-      result = await this.withSlot(name, controller.signal);
+      result = await this.withSlot(name, controller.signal, requester);
     } finally {
       clearTimeout(timer);
       this.controllers.delete(controller);
     }
+    // A lookup refused a slot sent nothing: it is counted as unchecked, not as a GET.
+    if (result.kind === 'refused') return result;
     this.deps.metrics?.duration.observe((this.now() - started) / 1000);
     this.deps.metrics?.requests.inc({ kind: countAs, result: result.kind });
     return result;
   }
 
-  private async withSlot(name: string, signal: AbortSignal): Promise<GetResult> {
-    if (!(await this.slots.acquire(signal)))
-      return signal.aborted
-        ? { kind: 'error', reason: this.timeoutText, detail: 'waited for a free lookup slot' }
-        : {
-            kind: 'error',
-            reason: 'too many allocated-IP lookups waiting',
-            detail: `queue of ${this.opts.queueMax} full`,
-          };
+  private async withSlot(name: string, signal: AbortSignal, requester: Requester): Promise<Fetched> {
+    const slot = await this.slots.acquire(signal, requester);
+    if (!slot.ok) return { kind: 'refused', why: slot.why, reason: this.refusalText(slot.why) };
     try {
       return await this.deps.get.get(name, signal);
     } catch (err) {
@@ -140,6 +158,21 @@ class LookupFetcher {
         : { kind: 'error', reason: unreachable(err), detail: describeKubeError(err) };
     } finally {
       this.slots.release();
+    }
+  }
+
+  private refusalText(why: SlotRefusal): string {
+    switch (why) {
+      case 'slot-timeout':
+        return this.timeoutText;
+      case 'namespace-share':
+        return 'too many allocated-IP lookups waiting for this namespace';
+      case 'user-share':
+        return 'too many allocated-IP lookups waiting for this user';
+      case 'pushed-out':
+        return "allocated-IP lookup gave way to other namespaces' lookups";
+      case 'queue-full':
+        return 'too many allocated-IP lookups waiting';
     }
   }
 }
@@ -154,51 +187,44 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
   const opts = { ...DEFAULT_LOOKUP_OPTIONS, ...deps.options };
   const now = deps.now ?? (() => performance.now());
   const cache = new AnswerCache(opts.cacheTtlMs, opts.cacheMax, now);
-  const slots = new LookupSlots(opts.concurrency, opts.queueMax);
+  const slots = new LookupSlots(opts.concurrency, opts.queueMax, opts.shareMax);
   const fetcher = new LookupFetcher(deps, opts, slots, now);
-  const inFlight = new Map<string, Promise<Outcome>>();
-
-  /** One GET, its outcome recorded in the health state. */
-  const fetchOne = async (name: string, countAs: 'lookup' | 'probe'): Promise<Outcome> => {
-    const result = await fetcher.fetch(name, countAs);
+  /**
+   * One GET, its outcome recorded in the health state. A lookup this server
+   * refused a slot says nothing of the API server: the state is left alone,
+   * or one flood would turn the check off for every review.
+   */
+  const fetchOne = async (
+    name: string,
+    countAs: 'lookup' | 'probe',
+    requester: Requester,
+  ): Promise<Outcome> => {
+    const result = await fetcher.fetch(name, countAs, requester);
+    if (result.kind === 'refused') return { kind: 'error', reason: result.reason, cause: result.why };
     if (result.kind === 'error') {
       if (!health.isClosed) health.set('unavailable', lookupError(result));
-      return { kind: 'error', reason: result.reason };
+      return { kind: 'error', reason: result.reason, cause: 'api-error' };
     }
     health.set(result.kind === 'absent' ? 'absent' : 'ok');
     return result;
   };
   const probe = async (): Promise<void> => {
     if (health.isClosed) return;
-    const outcome = await fetchOne(PROBE_NAME, 'probe');
+    const outcome = await fetchOne(PROBE_NAME, 'probe', NO_REQUESTER);
     health.probed(outcome.kind === 'error' || outcome.kind === 'absent');
   };
   const health = new LookupHealth(deps.logger, deps.metrics, opts.probeIntervalMs, probe);
 
-  const lookupOne = (ip: string): Promise<Outcome> | Outcome => {
-    const hit = cache.get(ip);
-    if (hit) {
-      deps.metrics?.cacheHits.inc();
-      return hit;
-    }
-    const without = answerWithoutAsking(health, opts);
-    if (without) return without;
-    let pending = inFlight.get(ip);
-    if (!pending) {
-      pending = fetchOne(ip, 'lookup').then((outcome) => {
-        inFlight.delete(ip);
-        if (outcome.kind === 'held' || outcome.kind === 'free') cache.set(ip, outcome);
-        return outcome;
-      });
-      inFlight.set(ip, pending);
-    }
-    return pending;
-  };
+  const lookupOne = cachedLookup({ cache, health, opts, metrics: deps.metrics, fetchOne });
 
   if (opts.probeAtStart) void probe();
 
   return {
-    lookup: async (canonicalIPs) => answersOf(await lookupAll(canonicalIPs, lookupOne)),
+    lookup: async (canonicalIPs, requester = NO_REQUESTER) => {
+      const outcomes = await lookupAll(canonicalIPs, opts.perReviewMax, (ip) => lookupOne(ip, requester));
+      countUnchecked(outcomes, deps.metrics);
+      return answersOf(outcomes);
+    },
     describe: () => describeLookup(health, cache, slots, opts),
     state: () => health.state,
     probe: async () => {
@@ -210,10 +236,47 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
     close: async () => {
       health.close();
       for (const c of fetcher.controllers) c.abort();
-      await Promise.allSettled([...inFlight.values()]);
+      await Promise.allSettled(lookupOne.pending());
       deps.get.close();
     },
   };
+}
+
+/** What one address's lookup needs: the cache, the health state, and the GET. */
+interface LookupParts {
+  readonly cache: AnswerCache;
+  readonly health: LookupHealth;
+  readonly opts: LookupOptions;
+  readonly metrics: AllocationLookupMetrics | undefined;
+  readonly fetchOne: (name: string, countAs: 'lookup', requester: Requester) => Promise<Outcome>;
+}
+
+/**
+ * One address: from the cache, or answered without asking during an
+ * outage, or one GET shared by the reviews that ask at the same time.
+ */
+function cachedLookup(parts: LookupParts) {
+  const { cache, health, opts, metrics, fetchOne } = parts;
+  const inFlight = new Map<string, { readonly outcome: Promise<Outcome>; readonly requester: Requester }>();
+  const lookupOne = (ip: string, requester: Requester): Promise<Outcome> | Outcome => {
+    const hit = cache.get(ip);
+    if (hit) {
+      metrics?.cacheHits.inc();
+      return hit;
+    }
+    const without = answerWithoutAsking(health, opts);
+    if (without) return without;
+    const pending = inFlight.get(ip);
+    if (pending) return sharedOutcome(pending, requester, () => fetchOne(ip, 'lookup', requester));
+    const outcome = fetchOne(ip, 'lookup', requester).then((o) => {
+      inFlight.delete(ip);
+      if (o.kind === 'held' || o.kind === 'free') cache.set(ip, o);
+      return o;
+    });
+    inFlight.set(ip, { outcome, requester });
+    return outcome;
+  };
+  return Object.assign(lookupOne, { pending: () => [...inFlight.values()].map((p) => p.outcome) });
 }
 
 /**
@@ -223,22 +286,63 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
 function answerWithoutAsking(health: LookupHealth, opts: LookupOptions): Outcome | undefined {
   if (health.state === 'absent') return { kind: 'absent' };
   if (health.state === 'unavailable' && !opts.askWhileUnavailable)
-    return { kind: 'error', reason: health.lastError?.reason ?? 'API server unavailable' };
+    return {
+      kind: 'error',
+      reason: health.lastError?.reason ?? 'API server unavailable',
+      cause: 'api-unavailable',
+    };
   return undefined;
 }
 
-/** Each distinct address once, all at the same time. */
+/**
+ * Another review's GET of the same address, shared; when this server refused
+ * that one a slot (its requester's share, say), the refusal is the other
+ * requester's, not this one's: this requester then asks for itself.
+ */
+async function sharedOutcome(
+  pending: { readonly outcome: Promise<Outcome>; readonly requester: Requester },
+  requester: Requester,
+  askOwn: () => Promise<Outcome>,
+): Promise<Outcome> {
+  const outcome = await pending.outcome;
+  const refusedHere =
+    outcome.kind === 'error' && outcome.cause !== 'api-error' && outcome.cause !== 'api-unavailable';
+  const same =
+    pending.requester.namespace === requester.namespace && pending.requester.user === requester.user;
+  return refusedHere && !same ? askOwn() : outcome;
+}
+
+/** Each distinct address once, all at the same time; past `max` of them, the rest unchecked. */
 async function lookupAll(
   canonicalIPs: readonly string[],
+  max: number,
   lookupOne: (ip: string) => Promise<Outcome> | Outcome,
 ): Promise<Map<string, Outcome>> {
   const outcomes = new Map<string, Outcome>();
+  const distinct = [...new Set(canonicalIPs)];
+  for (const ip of distinct.slice(max))
+    outcomes.set(ip, {
+      kind: 'error',
+      reason: `more than ${max} addresses to look up in one review`,
+      cause: 'review-limit',
+    });
   await Promise.all(
-    [...new Set(canonicalIPs)].map(async (ip) => {
+    distinct.slice(0, max).map(async (ip) => {
       outcomes.set(ip, await lookupOne(ip));
     }),
   );
   return outcomes;
+}
+
+/** One count per review and cause that left an address unchecked. */
+function countUnchecked(
+  outcomes: ReadonlyMap<string, Outcome>,
+  metrics: AllocationLookupMetrics | undefined,
+): void {
+  if (!metrics) return;
+  const causes = new Set<UncheckedCause>();
+  for (const o of outcomes.values()) if (o.kind === 'error') causes.add(o.cause);
+  for (const reason of causes) metrics.uncheckedReviews.inc({ reason });
 }
 
 /** The rules' view of a review's lookups. */

@@ -51,6 +51,15 @@ interface RouteShared {
   readonly decode: ReviewDecoder;
 }
 
+/**
+ * Who a review's allocated-IP lookups are for: its namespace and requesting
+ * user, so that one flooding tenant cannot use up another's share.
+ */
+function requesterOf(answer: Answer): { namespace: string; user: string } | undefined {
+  if (!answer.ok) return undefined;
+  return { namespace: answer.request.namespace ?? '', user: answer.request.userInfo?.username ?? '' };
+}
+
 /** process.hrtime.bigint, looked up on the process object once rather than per request. */
 const nowNs = process.hrtime.bigint;
 
@@ -101,7 +110,11 @@ function reviewRoute(
     }
     const review: InProgress = { request, reply, started, revision: now.revision };
     if (!prefetch) return finish(review, answerReviewIn(decode, webhook, now.ctx, request.body));
-    const decided = prefetch.decide(now.ctx, (c) => answerReviewIn(decode, webhook, c, request.body));
+    const decided = prefetch.decide(
+      now.ctx,
+      (c) => answerReviewIn(decode, webhook, c, request.body),
+      requesterOf,
+    );
     if (!(decided instanceof Promise)) finish(review, decided);
     // The rare review that needs allocated-IP lookups: answered when they are back.
     else void decided.then((answer) => finish(review, answer)).catch((err: unknown) => void reply.send(err));

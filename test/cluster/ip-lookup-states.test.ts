@@ -227,49 +227,53 @@ describe('allocation lookup failures, as the warning and /readyz show them', () 
     await lookup.close();
   });
 
-  it('a lookup that waits for a slot past its deadline says it waited for one', async () => {
+  // A refusal of this server's own bounds says nothing of the API server: the state stays, so a
+  // flood of lookups cannot turn the check off for every review (it would, as "unavailable").
+  it('a lookup that waits for a slot past its deadline says so, without marking the API server unavailable', async () => {
     // The first GET ignores its deadline and holds the only slot until released.
     let release = () => {};
     const s = scriptedGetter(() => new Promise((resolve) => (release = () => resolve({ kind: 'free' }))));
-    const { lookup, lines } = start(s, { probeAtStart: false, timeoutMs: 50, concurrency: 1 });
+    const { lookup, lines, registry } = start(s, { probeAtStart: false, timeoutMs: 50, concurrency: 1 });
     const first = lookup.lookup(['10.0.0.1']);
     await vi.advanceTimersByTimeAsync(20);
     const second = lookup.lookup(['10.0.0.2']);
     await vi.advanceTimersByTimeAsync(50);
     expect((await second).uncheckedReason?.('10.0.0.2')).toBe('no answer from the API server within 0.05 s');
-    expect(lookup.describe()).toMatchObject({
-      lastError: {
-        reason: 'no answer from the API server within 0.05 s',
-        detail: 'waited for a free lookup slot',
-      },
-    });
-    expect(lines.filter((l) => l.level === 40).map(({ reason, detail }) => ({ reason, detail }))).toEqual([
-      { reason: 'no answer from the API server within 0.05 s', detail: 'waited for a free lookup slot' },
-    ]);
+    expect(lookup.describe()).not.toHaveProperty('lastError');
+    expect(lookup.state()).toBe('unknown');
+    expect(lines.filter((l) => l.level === 40)).toEqual([]);
+    expect(await registry.metrics()).toContain(
+      'routability_webhook_allocated_ip_unchecked_reviews_total{reason="slot-timeout"} 1',
+    );
     release();
     await first;
+    expect(lookup.state()).toBe('ok');
     expect(s.names()).toEqual(['10.0.0.1']);
     await lookup.close();
   });
 
-  it('a lookup beyond a full queue says how long the queue is', async () => {
+  it('a lookup beyond a full queue is unchecked at once, and the state stays', async () => {
     let release = () => {};
     const s = scriptedGetter(() => new Promise((resolve) => (release = () => resolve({ kind: 'free' }))));
-    const { lookup } = start(s, { probeAtStart: false, concurrency: 1, queueMax: 1 });
+    const { lookup, registry } = start(s, { probeAtStart: false, concurrency: 1, queueMax: 1 });
     const first = lookup.lookup(['10.0.0.1']);
     const second = lookup.lookup(['10.0.0.2']);
     const third = await reasonAndDetail(lookup, '10.0.0.3');
-    expect(third.unchecked).toBe('too many allocated-IP lookups waiting');
-    expect(third.lastError).toMatchObject({
-      reason: 'too many allocated-IP lookups waiting',
-      detail: 'queue of 1 full',
-    });
+    expect(third).toEqual({ unchecked: 'too many allocated-IP lookups waiting', lastError: undefined });
+    expect(await registry.metrics()).toContain(
+      'routability_webhook_allocated_ip_unchecked_reviews_total{reason="queue-full"} 1',
+    );
     release();
     await first;
     await settle(); // the queued lookup takes the slot and sends its GET
     release();
     await second;
-    expect(s.names()).toEqual(['10.0.0.1', '10.0.0.2']);
+    // Not marked unavailable: the next review asks again.
+    const again = lookup.lookup(['10.0.0.3']);
+    await settle();
+    release();
+    expect((await again).uncheckedReason?.('10.0.0.3')).toBeUndefined();
+    expect(s.names()).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
     await lookup.close();
   });
 });
