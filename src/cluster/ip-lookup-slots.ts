@@ -31,7 +31,9 @@ export const NO_REQUESTER: Requester = { namespace: '', user: '' };
 /** Why a lookup got no slot. */
 export type SlotRefusal = 'namespace-share' | 'user-share' | 'queue-full' | 'pushed-out' | 'slot-timeout';
 
-export type Acquired = { readonly ok: true } | { readonly ok: false; readonly why: SlotRefusal };
+/** A slot, and whether the lookup waited for it; or why it got none. */
+export type Acquired =
+  { readonly ok: true; readonly queued: boolean } | { readonly ok: false; readonly why: SlotRefusal };
 
 interface Waiter {
   readonly nsKey: string;
@@ -66,7 +68,7 @@ export class LookupSlots {
     if (this.active < this.concurrency) {
       this.active++;
       this.markServed(nsKey, userKey);
-      return Promise.resolve({ ok: true });
+      return Promise.resolve({ ok: true, queued: false });
     }
     if (this.count(nsKey) >= this.shareMax) return Promise.resolve({ ok: false, why: 'namespace-share' });
     if (this.count(userKey) >= this.shareMax) return Promise.resolve({ ok: false, why: 'user-share' });
@@ -98,7 +100,7 @@ export class LookupSlots {
     this.remove(next);
     this.active++;
     this.markServed(next.nsKey, next.userKey);
-    next.settle({ ok: true });
+    next.settle({ ok: true, queued: true });
   }
 
   get inFlight(): number {

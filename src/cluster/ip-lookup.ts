@@ -89,7 +89,15 @@ type Outcome =
   | { readonly kind: 'error'; readonly reason: string; readonly cause: UncheckedCause };
 
 /** What a GET gave, or why none was sent. */
-type Fetched = GetResult | { readonly kind: 'refused'; readonly why: SlotRefusal; readonly reason: string };
+type Fetched =
+  | GetResult
+  | {
+      readonly kind: 'refused';
+      readonly why: SlotRefusal;
+      readonly reason: string;
+      /** A GET was sent (and cut off at the deadline): counted as a GET that failed. */
+      readonly sent?: true;
+    };
 
 export interface AllocationLookup extends AllocatedIPSource {
   state(): LookupState;
@@ -140,10 +148,13 @@ class LookupFetcher {
       clearTimeout(timer);
       this.controllers.delete(controller);
     }
-    // A lookup refused a slot sent nothing: it is counted as unchecked, not as a GET.
-    if (result.kind === 'refused') return result;
     this.deps.metrics?.duration.observe((this.now() - started) / 1000);
-    this.deps.metrics?.requests.inc({ kind: countAs, result: result.kind });
+    // A lookup refused a slot sent nothing: it is counted as unchecked, not as a GET.
+    if (result.kind !== 'refused' || result.sent)
+      this.deps.metrics?.requests.inc({
+        kind: countAs,
+        result: result.kind === 'refused' ? 'error' : result.kind,
+      });
     return result;
   }
 
@@ -153,9 +164,11 @@ class LookupFetcher {
     try {
       return await this.deps.get.get(name, signal);
     } catch (err) {
-      return signal.aborted
-        ? { kind: 'error', reason: this.timeoutText, detail: `GET ipaddresses/${name} timed out` }
-        : { kind: 'error', reason: unreachable(err), detail: describeKubeError(err) };
+      if (!signal.aborted) return { kind: 'error', reason: unreachable(err), detail: describeKubeError(err) };
+      // Cut off by a deadline mostly spent waiting for the slot: the queue's doing, not a sign that
+      // the API server fails (lookups sent without waiting say that).
+      if (slot.queued) return { kind: 'refused', why: 'slot-timeout', reason: this.timeoutText, sent: true };
+      return { kind: 'error', reason: this.timeoutText, detail: `GET ipaddresses/${name} timed out` };
     } finally {
       this.slots.release();
     }

@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import { ruleContext } from '../../src/config/rules.js';
 import { parseServeConfig, type ServeConfig } from '../../src/config/serve.js';
 import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
+import type { Requester } from '../../src/cluster/ip-lookup-slots.js';
 import { selectClusterSources, type SelectDeps } from '../../src/cluster/select.js';
 import { startGatewayCrdRevisionWatch, type RevisionSource } from '../../src/cluster/crd-revision.js';
 import type { ClusterSources } from '../../src/cluster/types.js';
@@ -149,12 +150,18 @@ export async function decideWithAllocations(
   value: string,
   routability = 'Cluster',
   gateway: { namespace: string; name: string } = { namespace: 'default', name: 'gw' },
+  /** Who sends the review (its lookups get this requester's share); absent: nobody in particular. */
+  requester?: Requester,
 ): Promise<ValidationResult> {
   const request = gatewayCreate(value, routability, gateway);
   const ctx = ruleContext(h.config, rangesOf(h));
   const source = h.sources.allocatedIPs;
   if (!source) return validateGateway(request, ctx);
-  return allocationPrefetch(source).decide(ctx, (c) => validateGateway(request, c));
+  return allocationPrefetch(source).decide(
+    ctx,
+    (c) => validateGateway(request, c),
+    () => requester,
+  );
 }
 
 /** A bare ServiceCIDR watch over the fake's kubeconfig, with a capturing logger and its own registry. */

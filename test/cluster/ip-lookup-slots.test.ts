@@ -17,7 +17,8 @@ async function settled<T>(p: Promise<T>): Promise<{ done: boolean; value?: T }> 
 
 const never = (): AbortSignal => new AbortController().signal;
 const A = NO_REQUESTER;
-const OK = { ok: true };
+const OK = { ok: true, queued: false };
+const QUEUED = { ok: true, queued: true };
 
 describe('allocated-IP lookup slots', () => {
   it('grants exactly `concurrency` slots at once, then queues', async () => {
@@ -47,12 +48,12 @@ describe('allocated-IP lookup slots', () => {
     const first = slots.acquire(never(), A);
     const second = slots.acquire(never(), A);
     slots.release();
-    expect(await settled(first)).toEqual({ done: true, value: OK });
+    expect(await settled(first)).toEqual({ done: true, value: QUEUED });
     expect(await settled(second)).toEqual({ done: false });
     expect(slots.inFlight).toBe(1);
     expect(slots.queued).toBe(1);
     slots.release();
-    expect(await second).toEqual(OK);
+    expect(await second).toEqual(QUEUED);
     slots.release();
     expect(slots.inFlight).toBe(0);
     expect(slots.queued).toBe(0);
@@ -68,7 +69,7 @@ describe('allocated-IP lookup slots', () => {
     expect(await gaveUp).toEqual({ ok: false, why: 'slot-timeout' });
     expect(slots.queued).toBe(1);
     slots.release();
-    expect(await later).toEqual(OK);
+    expect(await later).toEqual(QUEUED);
     expect(slots.inFlight).toBe(1);
   });
 
@@ -80,10 +81,10 @@ describe('allocated-IP lookup slots', () => {
     deadlines[1]!.abort();
     expect(await waits[1]).toEqual({ ok: false, why: 'slot-timeout' });
     slots.release();
-    expect(await settled(waits[0]!)).toEqual({ done: true, value: OK });
+    expect(await settled(waits[0]!)).toEqual({ done: true, value: QUEUED });
     expect(await settled(waits[2]!)).toEqual({ done: false });
     slots.release();
-    expect(await waits[2]).toEqual(OK);
+    expect(await waits[2]).toEqual(QUEUED);
   });
 
   // A review's signal can outlive its lookup (the review goes on to other
@@ -95,7 +96,7 @@ describe('allocated-IP lookup slots', () => {
     const wait = slots.acquire(deadline.signal, A);
     expect(getEventListeners(deadline.signal, 'abort')).toHaveLength(1);
     slots.release();
-    expect(await wait).toEqual(OK);
+    expect(await wait).toEqual(QUEUED);
     expect(getEventListeners(deadline.signal, 'abort')).toHaveLength(0);
     deadline.abort();
     expect(slots.inFlight).toBe(1);
@@ -134,11 +135,11 @@ describe('allocated-IP lookup slots, shared fairly between requesters', () => {
     const { slots, waits } = flooded(5, MALLORY);
     const alice = slots.acquire(never(), ALICE);
     slots.release();
-    expect(await settled(alice)).toEqual({ done: true, value: OK });
+    expect(await settled(alice)).toEqual({ done: true, value: QUEUED });
     for (const w of waits) expect(await settled(w)).toEqual({ done: false });
     // Then the flood again, first come first served among its own.
     slots.release();
-    expect(await settled(waits[0]!)).toEqual({ done: true, value: OK });
+    expect(await settled(waits[0]!)).toEqual({ done: true, value: QUEUED });
   });
 
   it('a flood from one user over many namespaces is one flood', async () => {
@@ -147,7 +148,7 @@ describe('allocated-IP lookup slots, shared fairly between requesters', () => {
     const waits = Array.from({ length: 8 }, (_, i) => slots.acquire(never(), who(`ns-${i + 1}`, 'mallory')));
     const alice = slots.acquire(never(), ALICE);
     slots.release();
-    expect(await settled(alice)).toEqual({ done: true, value: OK });
+    expect(await settled(alice)).toEqual({ done: true, value: QUEUED });
     for (const w of waits) expect(await settled(w)).toEqual({ done: false });
   });
 
@@ -166,9 +167,9 @@ describe('allocated-IP lookup slots, shared fairly between requesters', () => {
     expect(slots.queued).toBe(6);
     // Eve and Alice were never served: first come first served between them, then the flood.
     slots.release();
-    expect(await settled(eve[0]!)).toEqual({ done: true, value: OK });
+    expect(await settled(eve[0]!)).toEqual({ done: true, value: QUEUED });
     slots.release();
-    expect(await settled(alice)).toEqual({ done: true, value: OK });
+    expect(await settled(alice)).toEqual({ done: true, value: QUEUED });
     expect(await settled(mallory[0]!)).toEqual({ done: false });
   });
 
