@@ -160,7 +160,7 @@ describe('--service-cidr with an explicit --check-allocated-ips', () => {
     // 20 > the client's default pool (16) and the default concurrency (4): the pool follows the concurrency.
     const concurrency = 20;
     const h = await start([...FLAGS, '--kubeconfig', fake.kubeconfigPath], {
-      lookup: { probeAtStart: false, concurrency, timeoutMs: 60_000 },
+      lookup: { probeAtStart: false, concurrency, timeoutMs: 60_000, perReviewMax: concurrency },
     });
     const release = fake.holdGets('ipaddresses');
     const ips = Array.from({ length: concurrency }, (_, i) => `10.96.1.${i + 1}`);

@@ -120,6 +120,7 @@ describe('cluster metrics, once per registry', () => {
         'routability_webhook_allocated_ip_lookup_duration_seconds histogram',
         'routability_webhook_allocated_ip_lookup_up gauge',
         'routability_webhook_allocated_ip_lookups_total counter',
+        'routability_webhook_allocated_ip_unchecked_reviews_total counter',
       ],
     },
   ];
