@@ -61,21 +61,18 @@ describe.skipIf(skipReason !== undefined)('NetworkPolicy: the health/metrics por
     ]);
   });
 
-  it('a ServiceMonitor with the policy on needs a scraper the policy admits', async () => {
-    expect(await renderError({ setJson: { 'metrics.serviceMonitor.enabled': true } })).toMatch(
-      /metrics.serviceMonitor.enabled with networkPolicy.enabled needs networkPolicy.scraperNamespaceLabels or scraperPodLabels/,
-    );
-    const docs = await render({
+  it('a ServiceMonitor with no scraper named keeps the port open to any source, as before', async () => {
+    const docs = await render({ setJson: { 'metrics.serviceMonitor.enabled': true } });
+    expect(healthRule(docs)).toEqual({ ports: [{ port: 8080, protocol: 'TCP' }] });
+    const named = await render({
       setJson: {
         'metrics.serviceMonitor.enabled': true,
         'networkPolicy.scraperNamespaceLabels': { team: 'observability' },
       },
     });
-    expect(one(docs, 'ServiceMonitor').spec.endpoints[0].port).toBe('metrics');
-    const off = await render({
-      setJson: { 'metrics.serviceMonitor.enabled': true, 'networkPolicy.enabled': false },
-    });
-    expect(one(off, 'ServiceMonitor')).toBeDefined();
+    expect(healthRule(named)?.from).toEqual([
+      { namespaceSelector: { matchLabels: { team: 'observability' } } },
+    ]);
   });
 
   it('refuses a probe range that is not a string', async () => {
