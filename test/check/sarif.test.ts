@@ -260,6 +260,7 @@ describe('audit --output sarif', () => {
   const report = (flagged: AuditReport['result']['flagged'], exitCode: number): AuditReport => ({
     settings: {
       cluster: 'https://127.0.0.1:6443',
+      context: 'kind-test',
       namespace: undefined,
       serviceCidrs: ['10.96.0.0/12'],
       specPolicy: 'enforce',

@@ -31,16 +31,32 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const FLAGS = { tlsCertFile: undefined, tlsPrivateKeyFile: undefined, clientCaFile: undefined };
+const FLAGS = {
+  tlsCertFile: undefined,
+  tlsPrivateKeyFile: undefined,
+  clientCaFile: undefined,
+  clientAllowedNames: [],
+};
 
 describe('servingCertificateFiles', () => {
   it("the flags' files when both are given, with the client CA", async () => {
     const { logger, lines } = capturingLogger();
     const files = await servingCertificateFiles(
-      { tlsCertFile: '/a.crt', tlsPrivateKeyFile: '/a.key', clientCaFile: '/ca.crt', certDir: '/unused' },
+      {
+        ...FLAGS,
+        tlsCertFile: '/a.crt',
+        tlsPrivateKeyFile: '/a.key',
+        clientCaFile: '/ca.crt',
+        certDir: '/unused',
+      },
       logger,
     );
-    expect(files).toEqual({ certFile: '/a.crt', keyFile: '/a.key', clientCaFile: '/ca.crt' });
+    expect(files).toEqual({
+      certFile: '/a.crt',
+      keyFile: '/a.key',
+      clientCaFile: '/ca.crt',
+      clientAllowedNames: [],
+    });
     expect(lines).toEqual([]);
   });
 
@@ -52,6 +68,7 @@ describe('servingCertificateFiles', () => {
       certFile: join(certDir, 'tls.crt'),
       keyFile: join(certDir, 'tls.key'),
       clientCaFile: '/ca.crt',
+      clientAllowedNames: [],
     });
     expect(existsSync(files.certFile) && existsSync(files.keyFile)).toBe(true);
     expect(existsSync(join(certDir, 'ca.key'))).toBe(false);
@@ -65,6 +82,7 @@ describe('servingCertificateFiles', () => {
       certFile: join(certDir, 'tls.crt'),
       keyFile: join(certDir, 'tls.key'),
       clientCaFile: undefined,
+      clientAllowedNames: [],
     });
     expect(readFileSync(files.certFile)).toEqual(cert);
     expect(lines).toHaveLength(1);
