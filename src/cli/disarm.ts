@@ -9,13 +9,11 @@ import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
+import { API_SERVER_FLAGS } from './cluster-flags.js';
 import { defineCommand, type CommandRun } from './command.js';
 
 export const DISARM_FLAGS = {
-  kubeconfig: {
-    kind: 'string',
-    description: 'Kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
-  },
+  kubeconfig: API_SERVER_FLAGS.kubeconfig,
   'policy-binding': {
     kind: 'list',
     description: 'A ValidatingAdmissionPolicyBinding to delete (repeatable; deleted first).',
@@ -32,13 +30,7 @@ export const DISARM_FLAGS = {
     kind: 'list',
     description: 'A ValidatingAdmissionPolicy to delete (repeatable; deleted last).',
   },
-  timeout: {
-    kind: 'duration',
-    default: '15s',
-    min: '1s',
-    max: '5m',
-    description: 'Deadline of each request to the API server.',
-  },
+  timeout: API_SERVER_FLAGS.timeout,
 } as const satisfies FlagDefinitions;
 
 type Flags = FlagValues<typeof DISARM_FLAGS>;

@@ -11,13 +11,11 @@ import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { StepResult, VerifySettings } from '../verify/run.js';
+import { API_SERVER_FLAGS } from './cluster-flags.js';
 import { defineCommand, type CommandRun } from './command.js';
 
 export const VERIFY_FLAGS = {
-  kubeconfig: {
-    kind: 'string',
-    description: 'Kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
-  },
+  kubeconfig: API_SERVER_FLAGS.kubeconfig,
   namespace: {
     kind: 'string',
     default: 'default',
@@ -45,13 +43,7 @@ export const VERIFY_FLAGS = {
     description:
       'A ValidatingAdmissionPolicyBinding that must exist with its policy and params (repeatable).',
   },
-  timeout: {
-    kind: 'duration',
-    default: '15s',
-    min: '1s',
-    max: '5m',
-    description: 'Deadline of each request to the API server.',
-  },
+  timeout: API_SERVER_FLAGS.timeout,
 } as const satisfies FlagDefinitions;
 
 type Flags = FlagValues<typeof VERIFY_FLAGS>;

@@ -2,10 +2,9 @@
 // with `lookup`. `helm template --dry-run=server` performs real lookups; a tiny in-process fake
 // apiserver answers the two requests it makes (discovery of v1, then GET of the Secret).
 import { X509Certificate } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FULLNAME, NAMESPACE, helm, helmBinary, one, parseManifests, templateArgs } from './helm.js';
+import { startLookupApiserver, type LookupApiserver } from './lookup-apiserver.js';
 
 const { skipReason } = helmBinary();
 if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
@@ -13,70 +12,36 @@ if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
 const SECRET_PATH = `/api/v1/namespaces/${NAMESPACE}/secrets/${FULLNAME}-tls`;
 
 describe.skipIf(skipReason !== undefined)('helm TLS mode across upgrades (lookup)', () => {
-  let server: Server;
-  let apiserver: string;
+  let fake: LookupApiserver;
   let existing: Record<string, string> | undefined;
   /** The stored Secret's annotations (the chart records the certificate's expiry there). */
   let annotations: Record<string, string> | undefined;
-  const requests: string[] = [];
+  let requests: string[];
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      const path = (req.url ?? '').split('?')[0] as string;
-      requests.push(`${req.method} ${path}`);
-      res.setHeader('content-type', 'application/json');
-      if (path === '/api/v1') {
-        res.end(
-          JSON.stringify({
-            kind: 'APIResourceList',
-            groupVersion: 'v1',
-            resources: [
-              {
-                name: 'secrets',
-                singularName: 'secret',
-                namespaced: true,
-                kind: 'Secret',
-                verbs: ['get', 'list'],
+    fake = await startLookupApiserver(
+      { '/api/v1': [{ name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret' }] },
+      (path) =>
+        path === SECRET_PATH && existing
+          ? {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: {
+                name: `${FULLNAME}-tls`,
+                namespace: NAMESPACE,
+                ...(annotations ? { annotations } : {}),
               },
-            ],
-          }),
-        );
-      } else if (path === SECRET_PATH && existing) {
-        res.end(
-          JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: {
-              name: `${FULLNAME}-tls`,
-              namespace: NAMESPACE,
-              ...(annotations ? { annotations } : {}),
-            },
-            type: 'kubernetes.io/tls',
-            data: existing,
-          }),
-        );
-      } else {
-        res.statusCode = 404;
-        res.end(
-          JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Status',
-            status: 'Failure',
-            reason: 'NotFound',
-            code: 404,
-          }),
-        );
-      }
-    });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    apiserver = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+              type: 'kubernetes.io/tls',
+              data: existing,
+            }
+          : undefined,
+    );
+    requests = fake.requests;
   });
-  afterAll(async () => {
-    await new Promise((done) => server.close(done));
-  });
+  afterAll(() => fake.close());
 
   async function renderAgainstCluster() {
-    const result = await helm([...templateArgs(), '--dry-run=server', '--kube-apiserver', apiserver]);
+    const result = await helm([...templateArgs(), '--dry-run=server', '--kube-apiserver', fake.url]);
     if (result.code !== 0) throw new Error(result.stderr);
     return parseManifests(result.stdout);
   }

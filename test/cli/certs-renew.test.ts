@@ -6,25 +6,12 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { runCli } from '../crd/run-cli.js';
 
-async function certs(dir: string, args: readonly string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c.toString()));
-  stderr.on('data', (c: Buffer) => err.push(c.toString()));
-  const code = await main(['certs', '--out-dir', 'out', '--namespace', 'gw', ...args], {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: {},
-    cwd: dir,
-  });
-  return { code, stdout: out.join(''), stderr: err.join('') };
+function certs(dir: string, args: readonly string[]) {
+  return runCli(main, ['certs', '--out-dir', 'out', '--namespace', 'gw', ...args], { cwd: dir });
 }
 
 function workdir(): string {

@@ -4,10 +4,10 @@
  * an object already gone counts as removed; a refused delete is exit 1, no
  * answer exit 2.
  */
-import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { command } from '../../src/cli/disarm.js';
 import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { runCli } from '../crd/run-cli.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 const KINDS = {
@@ -53,21 +53,8 @@ afterEach(async () => {
   await fake.close();
 });
 
-async function disarm(args: readonly string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c.toString()));
-  stderr.on('data', (c: Buffer) => err.push(c.toString()));
-  const code = await command.main(['--kubeconfig', fake.kubeconfigPath, ...args], {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: {},
-    cwd: process.cwd(),
-  });
-  return { code, stdout: out.join(''), stderr: err.join('') };
+function disarm(args: readonly string[]) {
+  return runCli(command.main, ['--kubeconfig', fake.kubeconfigPath, ...args]);
 }
 
 const ALL = [

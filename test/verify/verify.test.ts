@@ -5,7 +5,6 @@
  * it breaks, with the troubleshooting wording, and exit 1 (2 when the API
  * server does not answer).
  */
-import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { command } from '../../src/cli/verify.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
@@ -18,6 +17,7 @@ import {
   type FakeWebhook,
 } from '../cluster/fake-admission.js';
 import { asStored, gatewayCrdWith } from '../cluster/gateway-crd.js';
+import { runCli } from '../crd/run-cli.js';
 
 let fake: FakeApiServer;
 
@@ -30,24 +30,18 @@ afterEach(async () => {
 });
 
 async function verify(args: readonly string[] = []) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c.toString()));
-  stderr.on('data', (c: Buffer) => err.push(c.toString()));
-  const code = await command.main(['--kubeconfig', fake.kubeconfigPath, '--namespace', 'apps', ...args], {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: {},
-    cwd: process.cwd(),
-  });
-  const lines = out.join('').trimEnd().split('\n');
+  const { code, stdout, stderr } = await runCli(command.main, [
+    '--kubeconfig',
+    fake.kubeconfigPath,
+    '--namespace',
+    'apps',
+    ...args,
+  ]);
+  const lines = stdout.trimEnd().split('\n');
   return {
     code,
     lines,
-    stderr: err.join(''),
+    stderr,
     line: (step: string) => lines.find((l) => l.includes(` ${step}: `)) ?? '',
   };
 }
