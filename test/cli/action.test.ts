@@ -5,9 +5,19 @@
  * `if:` decided. The upload step is GitHub's own action: checked for its pin and its input.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  type Dirent,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -116,14 +126,31 @@ async function runSteps(steps: Step[], workspace: string, job: Job) {
   return done;
 }
 
-/** The files a checkout of this repository has: tracked ones and new ones git does not ignore. */
-async function copyRepository(to: string) {
+/** What .gitignore leaves out of a checkout, for a copy of the repository that is not a git work tree. */
+const GENERATED = new Set(['.git', 'node_modules', 'dist', 'coverage', '.cache']);
+
+/**
+ * The files a checkout of this repository has: tracked ones and new ones git does not ignore. A copy
+ * without .git (CI's `git archive` run, a release tarball) has only those and what npm and the build
+ * made, which GENERATED names.
+ */
+async function repositoryFiles(): Promise<string[]> {
+  if (!existsSync(join(REPO, '.git'))) {
+    return (readdirSync(REPO, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((d) => d.isFile())
+      .map((d) => relative(REPO, join(d.parentPath, d.name)))
+      .filter((file) => !file.split(sep).some((part) => GENERATED.has(part)));
+  }
   const listed = await sh('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: REPO,
     env: process.env,
   });
   expect(listed.code, listed.out).toBe(0);
-  for (const file of listed.out.split('\0').filter(Boolean)) {
+  return listed.out.split('\0').filter(Boolean);
+}
+
+async function copyRepository(to: string) {
+  for (const file of await repositoryFiles()) {
     if (!existsSync(join(REPO, file))) continue; // deleted in the work tree
     mkdirSync(dirname(join(to, file)), { recursive: true });
     cpSync(join(REPO, file), join(to, file));
