@@ -76,6 +76,7 @@ export default defineConfig({
       'test/policy/equality.test.ts',
       'test/policy/generate.test.ts',
       'test/policy/kube-cel.test.ts',
+      'test/policy/params-states.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',

@@ -251,6 +251,7 @@ describe('send()', () => {
       status: 503,
       text: 'down',
       retryAfter: '7',
+      warnings: [],
     });
   });
 });
