@@ -12,11 +12,14 @@ import tseslint from 'typescript-eslint';
  */
 const WALLS = {
   admission: { src: 'json', packages: 'ajv' },
-  audit: { src: 'check cluster config inputs json kube rules', packages: 'node:fs node:os pino prom-client' },
+  audit: {
+    src: 'cluster config findings inputs json kube rules',
+    packages: 'node:fs node:os pino prom-client',
+  },
   certs: { src: '', packages: 'node:crypto node:fs/promises node:path selfsigned' },
-  check: { src: 'cluster config rules io.ts', packages: 'node:crypto node:fs node:path yaml' },
+  check: { src: 'cluster config findings rules io.ts', packages: 'node:fs node:path yaml' },
   cli: {
-    src: 'admission audit certs check config crd kube policy rules server verify webhooks error-text.ts io.ts',
+    src: 'admission audit certs check config crd findings kube policy rules server verify webhooks error-text.ts io.ts',
     packages: 'node:fs node:fs/promises node:path node:url pino yaml',
   },
   cluster: {
@@ -25,6 +28,8 @@ const WALLS = {
   },
   config: { src: 'rules error-text.ts', packages: 'node:util' },
   crd: { src: 'json rules', packages: '' },
+  // The judged finding, its line model and the writers check and audit share (text, json, github, junit, SARIF).
+  findings: { src: 'rules', packages: 'node:crypto node:fs' },
   http: {
     src: 'admission inputs rules webhooks readiness.ts',
     packages:

@@ -1,20 +1,25 @@
 /**
  * `audit --output text|json|github|junit|sarif`: the formats `check` has, written by
- * check's format writers, for Gateways read from a cluster. A finding names
+ * the same writers (findings/), for Gateways read from a cluster. A finding names
  * `namespace/name` and the field path instead of a file position (in SARIF:
  * a logical location only).
  */
-import { githubOutput } from '../check/format/github.js';
-import { jsonOutput } from '../check/format/json.js';
-import { junitXml, type JunitCase } from '../check/format/junit.js';
-import { sarifOutput, TOOL, type SarifSubject } from '../check/format/sarif.js';
-import type { ReportLine } from '../check/format/order.js';
-import { textOutput } from '../check/format/text.js';
-import { gatewayLabel, plural } from '../check/report.js';
+import { githubOutput } from '../findings/github.js';
+import { jsonOutput } from '../findings/json.js';
+import { junitXml, type JunitCase } from '../findings/junit.js';
+import {
+  gatewayLabel,
+  OUTPUT_FORMATS,
+  plural,
+  type OutputFormat,
+  type ReportLine,
+} from '../findings/lines.js';
+import { sarifOutput, TOOL, type SarifSubject } from '../findings/sarif.js';
+import { textOutput } from '../findings/text.js';
 import type { AuditResult } from './pass.js';
 
-export const AUDIT_OUTPUTS = ['text', 'json', 'github', 'junit', 'sarif'] as const;
-export type AuditOutput = (typeof AUDIT_OUTPUTS)[number];
+export const AUDIT_OUTPUTS = OUTPUT_FORMATS;
+export type AuditOutput = OutputFormat;
 
 export const AUDIT_JSON_VERSION = 1;
 

@@ -2,10 +2,16 @@
  * `audit`'s flags: the rule flags every rule-running command shares, plus
  * the namespace, the kubeconfig, the page size and the output format.
  */
-import { flagList, valueNames, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import {
+  flagList,
+  HELP_FLAG,
+  valueNames,
+  type FlagDefinitions,
+  type FlagValues,
+  type Parsed,
+} from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
-import { CHECK_FLAGS } from '../check/options.js';
-import type { AuditOutput } from './format.js';
+import { AUDIT_OUTPUTS, type AuditOutput } from './format.js';
 
 export const AUDIT_FLAGS = {
   namespace: {
@@ -25,11 +31,14 @@ export const AUDIT_FLAGS = {
     description: 'Gateways per list request (limit/continue); at most one page of objects is held at a time.',
   },
   output: {
-    ...CHECK_FLAGS.output,
+    kind: 'string',
+    short: 'o',
+    default: 'text',
+    choices: AUDIT_OUTPUTS,
     description:
       'Report format: text, json (versioned), github (workflow annotations), junit (XML), sarif (SARIF 2.1.0, logical locations).',
   },
-  help: CHECK_FLAGS.help,
+  help: HELP_FLAG,
 } as const satisfies FlagDefinitions;
 
 export interface AuditOptions {

@@ -5,11 +5,10 @@
  * findings, not the size of the cluster. Between pages (and every few
  * Gateways) the pass yields to the event loop, so admission is never starved.
  */
-import type { JudgedFinding, Severity } from '../check/evaluate.js';
-import { gatewayIdentity } from '../rules/index.js';
+import type { JudgedFinding, JudgedGateway, Severity } from '../findings/evaluate.js';
 import type { GatewayPage } from './gateway-pages.js';
 
-/** The audit's finding is check's judged finding, without a position. */
+/** The audit's finding is the judged finding, without a position. */
 export type AuditFinding = JudgedFinding;
 
 export interface AuditedGateway {
@@ -45,8 +44,11 @@ export interface AuditResult {
   readonly audited: readonly string[];
 }
 
-/** Judges one Gateway object; the caller binds the rule context (ranges, revision, allocations). */
-export type JudgeGateway = (object: unknown) => Promise<readonly AuditFinding[]> | readonly AuditFinding[];
+/**
+ * Judges one Gateway object: who it is, as the engine read it, and its findings. The caller binds
+ * the rule context (ranges, revision, allocations).
+ */
+export type JudgeGateway = (object: unknown) => Promise<JudgedGateway> | JudgedGateway;
 
 export interface PassOptions {
   /** Yield to the event loop after this many Gateways (default 50). */
@@ -63,9 +65,9 @@ interface Identity {
   uid?: string;
 }
 
-/** Who the Gateway is, as the engine reads it; a missing namespace or name reads as empty. */
-function identity(object: unknown): Identity {
-  const { namespace = '', name = '', uid } = gatewayIdentity(object);
+/** Who the judged Gateway is; a missing namespace or name reads as empty. */
+function identity(judged: JudgedGateway): Identity {
+  const { namespace = '', name = '', uid } = judged;
   // No spread (`...(uid ? { uid } : {})`): objects built by spreading outlive young collections in V8
   // (src/rules/gateway.ts, readGateway).
   return uid ? { namespace, name, uid } : { namespace, name };
@@ -144,7 +146,8 @@ export async function auditPass(
     tally.pages++;
     // One object at a time: a page from the API server decodes each Gateway as it is read.
     for (const object of page.items) {
-      tally.add(identity(object), await judge(object));
+      const judged = await judge(object);
+      tally.add(identity(judged), judged.findings);
       if (++sinceYield >= yieldEvery) {
         sinceYield = 0;
         await pause();

@@ -5,6 +5,7 @@
  */
 import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { STDIN_DISPLAY } from '../findings/lines.js';
 
 /**
  * One input, in the order given: a file, standard input, or a path that could
@@ -15,7 +16,6 @@ export type Input =
   | { readonly kind: 'stdin'; readonly display: string }
   | { readonly kind: 'unreadable'; readonly display: string; readonly message: string };
 
-export const STDIN_DISPLAY = '<stdin>';
 const MANIFEST_EXTENSIONS = /\.(ya?ml|json)$/i;
 
 /** `path` relative to `cwd` when it lies under it, otherwise absolute. */

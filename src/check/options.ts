@@ -5,6 +5,7 @@
 import {
   envName,
   flagList,
+  HELP_FLAG,
   parseFlags,
   valueNames,
   type FlagDefinitions,
@@ -12,9 +13,8 @@ import {
   type Parsed,
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
+import { OUTPUT_FORMATS, type OutputFormat } from '../findings/lines.js';
 
-const OUTPUT_FORMATS = ['text', 'json', 'github', 'junit', 'sarif'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 const FAIL_ON = ['violation', 'warning'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 
@@ -52,13 +52,7 @@ export const CHECK_FLAGS = {
     choices: FAIL_ON,
     description: 'What fails the check (exit 1): violation, or warning (warnings fail it too).',
   },
-  help: {
-    kind: 'boolean',
-    short: 'h',
-    default: false,
-    noEnv: true,
-    description: 'Print this help and exit.',
-  },
+  help: HELP_FLAG,
 } as const satisfies FlagDefinitions;
 
 const VALUE_NAMES: Readonly<Record<string, string>> = {

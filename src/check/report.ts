@@ -3,11 +3,9 @@
  * format renders this one model, so they cannot disagree on what was found.
  */
 import { EXIT_OK, EXIT_USAGE, EXIT_VIOLATIONS } from '../io.js';
-import type { Position } from './source.js';
+import type { JudgedFinding } from '../findings/evaluate.js';
+import { plural, type InputProblem, type Position } from '../findings/lines.js';
 import type { GepRevision } from '../rules/index.js';
-import type { JudgedFinding } from './evaluate.js';
-
-export type { Severity } from './evaluate.js';
 
 /** A judged finding placed in its manifest. */
 export interface CheckFinding extends JudgedFinding {
@@ -30,13 +28,12 @@ export interface GatewayReport {
 export type InputErrorCode = 'UnreadableInput' | 'InvalidYAML' | 'NotAnObject' | 'CheckFailed';
 
 /** Input that could not be checked: any of these makes the exit code 2. */
-export interface InputError {
+export interface InputError extends InputProblem {
   readonly code: InputErrorCode;
   readonly file: string;
   /** 1-based document number; undefined for errors about the whole file. */
   readonly document: number | undefined;
   readonly position: Position | undefined;
-  readonly message: string;
 }
 
 export interface FileReport {
@@ -106,21 +103,6 @@ export function summarize(report: CheckReport, failOn: 'violation' | 'warning' =
   const failing = violations + (failOn === 'warning' ? warnings : 0);
   const exitCode = inputErrors > 0 ? EXIT_USAGE : failing > 0 ? EXIT_VIOLATIONS : EXIT_OK;
   return { files, gateways, violations, warnings, skipped, empty, inputErrors, exitCode };
-}
-
-/** Names as written when printable, quoted otherwise, so a hostile name cannot break a line of output. */
-function printable(text: string): string {
-  return /^[\x21-\x7e]+$/.test(text) ? text : JSON.stringify(text);
-}
-
-/** `Gateway apps/gw`; a Gateway without a namespace is shown by name alone. */
-export function gatewayLabel(g: Pick<GatewayReport, 'namespace' | 'name'>): string {
-  const name = g.name === undefined ? '<unnamed>' : printable(g.name);
-  return `Gateway ${g.namespace ? `${printable(g.namespace)}/${name}` : name}`;
-}
-
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 /** `checked 9 Gateways in 7 files: 4 violations, 3 warnings; skipped 6 other documents (1 empty); 2 input errors` */

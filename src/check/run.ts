@@ -8,7 +8,7 @@ import { isScalar, type Document, type Node } from 'yaml';
 import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
 import type { RuleContext } from '../rules/index.js';
 import { readDocuments } from './documents.js';
-import { evaluateGateway } from './evaluate.js';
+import { evaluateGateway } from '../findings/evaluate.js';
 import { extractObjects } from './gateways.js';
 import { describeFsError, type Input } from './inputs.js';
 import { locateField } from './locate.js';

@@ -2,12 +2,7 @@
  * One input's text and a line index built on first use, so that inputs
  * without findings never pay for line numbers.
  */
-
-/** A 1-based line and column, as editors and CI annotations count them. */
-export interface Position {
-  readonly line: number;
-  readonly column: number;
-}
+import type { Position } from '../findings/lines.js';
 
 export class SourceText {
   private lineStarts: number[] | undefined;

@@ -3,8 +3,8 @@
  * Thin on purpose: flags → context → inputs → report → format; the work is in src/check/.
  */
 import { resolveContext } from '../check/context.js';
-import { FORMATTERS } from '../check/format/index.js';
-import { inputErrorLine } from '../check/format/text.js';
+import { FORMATTERS } from '../check/format.js';
+import { inputErrorLine } from '../findings/text.js';
 import { discoverInputs } from '../check/inputs.js';
 import { CHECK_FLAGS, checkHelp, checkOptionsFrom } from '../check/options.js';
 import { summarize } from '../check/report.js';

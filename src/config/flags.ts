@@ -204,6 +204,15 @@ export function parseFlags<Defs extends FlagDefinitions>(
   return { ok: true, value: { flags: typed, positionals: parsed.positionals } };
 }
 
+/** `-h`, `--help`: declared alike by every command that lists it among its flags. */
+export const HELP_FLAG = {
+  kind: 'boolean',
+  short: 'h',
+  default: false,
+  noEnv: true,
+  description: 'Print this help and exit.',
+} as const satisfies FlagDefinition;
+
 /** How a command's `--help` lists its flags. */
 export interface FlagListStyle {
   /** Each flag on one line with its description from this column; absent: the description under it. */

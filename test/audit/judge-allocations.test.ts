@@ -35,12 +35,12 @@ describe('audit judge with allocated-IP lookups', () => {
       close: async () => {},
     };
     const judge = judgeWithContext(context(), allocationPrefetch(source));
-    const held = await judge(gateway('10.96.0.10'));
+    const held = (await judge(gateway('10.96.0.10'))).findings;
     expect(held.map((f) => f.code)).toEqual(['ClusterAddressAllocated']);
     expect(held[0]!.message).toContain('already allocated to services/kube-system/dns');
-    expect(await judge(gateway('10.96.0.11'))).toEqual([]);
+    expect((await judge(gateway('10.96.0.11'))).findings).toEqual([]);
     // Outside the range: another rule answers, nothing is looked up.
-    expect((await judge(gateway('192.0.2.1'))).map((f) => f.code)).toEqual([
+    expect((await judge(gateway('192.0.2.1'))).findings.map((f) => f.code)).toEqual([
       'ClusterAddressOutsideServiceRange',
     ]);
     expect(asked).toEqual([['10.96.0.10'], ['10.96.0.11']]);

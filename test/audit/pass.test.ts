@@ -5,6 +5,7 @@ import { kubeClient } from '../../src/kube/client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/audit/gateway-pages.js';
 import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
+import type { JudgedGateway } from '../../src/findings/evaluate.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
@@ -37,6 +38,9 @@ function pagesOf(
   };
   return { fetch, calls };
 }
+
+/** A judge's answer with no findings, for passes that count or time the judging only. */
+const nothing: JudgedGateway = { namespace: undefined, name: undefined, uid: undefined, findings: [] };
 
 const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
 const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
@@ -121,7 +125,7 @@ describe('auditPass', () => {
     let pauses = 0;
     const items = Array.from({ length: 120 }, (_, i) => gateway('n', `g${i}`, {}));
     const { fetch } = pagesOf([items]);
-    const judgeAll = (): AuditFinding[] => [];
+    const judgeAll = (): JudgedGateway => nothing;
     await auditPass(gatewayPages(fetch), judgeAll, {
       yieldEvery: 50,
       pause: () => {
@@ -176,7 +180,7 @@ describe('gatewayPageFetcher against the fake API server', () => {
         await auditPass(gatewayPages(fetch), () => {
           judged++;
           ahead.push(decoded - judged);
-          return [];
+          return nothing;
         });
       } finally {
         spy.mockRestore();
@@ -213,7 +217,7 @@ describe('gatewayPageFetcher on a list with an item that is not JSON', () => {
       });
       const fetch = gatewayPageFetcher(kubeClient(kc), { pageSize: 10, timeoutMs: 5000 });
       const failure = (): Promise<string> =>
-        auditPass(gatewayPages(fetch), () => []).then(
+        auditPass(gatewayPages(fetch), () => nothing).then(
           () => 'passed',
           (err: Error) => err.message,
         );
@@ -237,7 +241,11 @@ describe('auditPass over objects that carry their own findings', () => {
     metadata,
     findings,
   });
-  const judgeOwn = (o: unknown): AuditFinding[] => (o as { findings: AuditFinding[] }).findings;
+  /** Judges an object as its metadata names it, with the findings it carries. */
+  const judgeOwn = (o: unknown): JudgedGateway => {
+    const { metadata, findings } = o as { metadata: Record<string, string>; findings: AuditFinding[] };
+    return { namespace: metadata['namespace'], name: metadata['name'], uid: metadata['uid'], findings };
+  };
   const once = (items: unknown[]) =>
     (async function* () {
       yield { items, page: 1, restarted: false };
@@ -287,6 +295,25 @@ describe('auditPass over objects that carry their own findings', () => {
     expect(result.namespaces).toBe(3);
   });
 
+  it('keeps the identity the judge read: the object is not read again', async () => {
+    const bad = [finding({ code: 'A', check: 'spec', severity: 'violation' })];
+    // The judge's reading differs from the object's metadata: the pass must report the judge's.
+    const judgeAs = (): JudgedGateway => ({
+      namespace: 'judged',
+      name: 'as-read',
+      uid: 'u-2',
+      findings: bad,
+    });
+    const result = await auditPass(
+      once([object({ namespace: 'other', name: 'metadata', uid: 'u-9' })]),
+      judgeAs,
+    );
+    expect(result.flagged).toStrictEqual([
+      { namespace: 'judged', name: 'as-read', uid: 'u-2', findings: bad },
+    ]);
+    expect(result.audited).toEqual(['judged/as-read']);
+  });
+
   it('yields every 50 Gateways by default, at the 50th and the 100th, and after the page', async () => {
     let pauses = 0;
     const pause = () => {
@@ -313,7 +340,7 @@ describe('auditPass over objects that carry their own findings', () => {
       once(Array.from({ length: 100 }, (_, i) => object({ namespace: 'n', name: `g${i}` }))),
       () => {
         judged++;
-        return [];
+        return nothing;
       },
     );
     expect(ranDuring).toBe(true);

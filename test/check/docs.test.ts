@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { JSON_SCHEMA_VERSION } from '../../src/check/format/json.js';
+import { JSON_SCHEMA_VERSION } from '../../src/check/format.js';
 import { CHECK_FLAGS } from '../../src/check/options.js';
 import { check, RANGES, REPO } from './support.js';
 

@@ -1,8 +1,6 @@
-/** Escaping rules of the github and junit formats, stdin in annotations, and the --from-cluster wiring. */
+/** Hostile names in the github and junit formats of check, stdin in annotations, and the --from-cluster wiring. */
 import { describe, expect, it } from 'vitest';
 import { resolveContext, type ReadClusterSnapshot } from '../../src/check/context.js';
-import { escapeData, escapeProperty } from '../../src/check/format/github.js';
-import { escapeXmlAttribute, escapeXmlText } from '../../src/check/format/junit.js';
 import { parseCheckOptions } from '../../src/check/options.js';
 import { checkSource } from '../../src/check/run.js';
 import { SourceText } from '../../src/check/source.js';
@@ -23,11 +21,6 @@ const HOSTILE = [
 ].join('\n');
 
 describe('github workflow commands', () => {
-  it('escape data (%, CR, LF) and properties (also : and ,) as actions/toolkit does', () => {
-    expect(escapeData('100% done\r\nnext')).toBe('100%25 done%0D%0Anext');
-    expect(escapeProperty('dir,with:colon%/a.yaml')).toBe('dir%2Cwith%3Acolon%25/a.yaml');
-  });
-
   it('a name with a line break is quoted, never printed raw', async () => {
     const r = await check(['-f', '-', ...RANGES], {
       stdin: HOSTILE.replace('  name: "a<b>', '  name: "line\\nbreak a<b>'),
@@ -60,14 +53,6 @@ describe('github workflow commands', () => {
 });
 
 describe('junit XML', () => {
-  it('escapes markup, quotes and characters XML cannot carry', () => {
-    expect(escapeXmlText('a < b && c > d')).toBe('a &lt; b &amp;&amp; c &gt; d');
-    expect(escapeXmlAttribute(`"x" 'y'\n\t<z>`)).toBe('&quot;x&quot; &apos;y&apos;&#10;&#9;&lt;z&gt;');
-    expect(escapeXmlText('bell\u0007 nul\u0000 lone\uD800 pair\uD83D\uDE00')).toBe(
-      'bell\uFFFD nul\uFFFD lone\uFFFD pair\uD83D\uDE00',
-    );
-  });
-
   it('a hostile Gateway yields well-formed markup', async () => {
     const r = await check(['-f', '-', ...RANGES, '-o', 'junit'], { stdin: HOSTILE });
     expect(r.code).toBe(1);

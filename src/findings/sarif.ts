@@ -8,13 +8,15 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CATALOGUE, RULE_CODES, type RuleCode } from '../../rules/index.js';
-import type { JudgedFinding } from '../evaluate.js';
-import { STDIN_DISPLAY } from '../inputs.js';
-import { gatewayLabel, type CheckReport, type InputError, type Summary } from '../report.js';
-import type { Position } from '../source.js';
+import { CATALOGUE, RULE_CODES, type RuleCode } from '../rules/index.js';
 import { jsonOutput } from './json.js';
-import { fileEntries } from './order.js';
+import {
+  gatewayLabel,
+  STDIN_DISPLAY,
+  type InputProblem,
+  type PlacedFinding,
+  type Position,
+} from './lines.js';
 
 /** Where the project lives: the tool's informationUri and, per version tag, its rules' help. */
 export const PROJECT_URI = 'https://github.com/gateway-routability-webhook/gateway-routability-webhook';
@@ -28,11 +30,11 @@ export interface ToolInfo {
   readonly version: string;
 }
 
-/** This CLI and the package's version (src/check/format/ and dist/check/format/ alike sit three folders below package.json). */
+/** This CLI and the package's version (src/findings/ and dist/findings/ alike sit two folders below package.json). */
 export const TOOL: ToolInfo = {
   name: 'routability-webhook',
   version: (
-    JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version: string;
     }
   ).version,
@@ -85,7 +87,7 @@ export interface SarifSubject {
   readonly file?: string | undefined;
   /** Stands in for the name in the fingerprint of an unnamed Gateway (its document and List items). */
   readonly anonymous?: string;
-  readonly finding: JudgedFinding & { readonly position?: Position };
+  readonly finding: PlacedFinding;
 }
 
 /** `apps/internal`, the object as kubectl names it; `<unnamed>` for a manifest without a name. */
@@ -130,7 +132,7 @@ function result(s: SarifSubject, seen: Map<string, number>): unknown {
   };
 }
 
-function notification(e: InputError): unknown {
+function notification(e: InputProblem): unknown {
   return {
     level: 'error',
     message: { text: e.message },
@@ -146,7 +148,7 @@ function notification(e: InputError): unknown {
 export function sarifOutput(
   tool: ToolInfo,
   subjects: Iterable<SarifSubject>,
-  run: { readonly errors: readonly InputError[]; readonly exitCode: number },
+  run: { readonly errors: readonly InputProblem[]; readonly exitCode: number },
 ): string {
   const seen = new Map<string, number>();
   const results = [...subjects].map((s) => result(s, seen));
@@ -176,23 +178,4 @@ export function sarifOutput(
       },
     ],
   });
-}
-
-/** A check report's findings, file by file in report order (the order of the text output). */
-function* checkSubjects(report: CheckReport): Generator<SarifSubject> {
-  for (const file of report.files)
-    for (const entry of fileEntries(file)) {
-      if (entry.kind !== 'gateway') continue;
-      const g = entry.gateway;
-      const anonymous = `document ${g.document} items ${g.itemPath.join('.')}`;
-      for (const finding of g.findings)
-        yield { namespace: g.namespace, name: g.name, file: g.file, anonymous, finding };
-    }
-}
-
-export function formatSarif(report: CheckReport, summary: Summary, tool: ToolInfo = TOOL): string {
-  const errors = report.files
-    .flatMap((file) => fileEntries(file))
-    .flatMap((entry) => (entry.kind === 'error' ? [entry.error] : []));
-  return sarifOutput(tool, checkSubjects(report), { errors, exitCode: summary.exitCode });
 }

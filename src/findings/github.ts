@@ -3,10 +3,7 @@
  * into annotations on the changed lines: `::error file=…,line=…,col=…,title=<code>::<message>`.
  * A line without a place (the audit's) is an annotation of the run.
  */
-import { STDIN_DISPLAY } from '../inputs.js';
-import { summaryLine, type CheckReport, type Summary } from '../report.js';
-import type { Position } from '../source.js';
-import { checkLines, type ReportLine } from './order.js';
+import { STDIN_DISPLAY, type Position, type ReportLine } from './lines.js';
 
 /** The message part: `%`, CR and LF are escaped (actions/toolkit escapeData). */
 export function escapeData(text: string): string {
@@ -55,8 +52,4 @@ export function githubOutput(report: Iterable<ReportLine>, summary: string): str
   }
   lines.push(summary);
   return lines.join('\n') + '\n';
-}
-
-export function formatGithub(report: CheckReport, summary: Summary): string {
-  return githubOutput(checkLines(report), summaryLine(summary));
 }

@@ -12,9 +12,9 @@ import ajvDraft04 from 'ajv-draft-04';
 import ajvFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AUDIT_FORMATTERS, type AuditReport } from '../../src/audit/format.js';
-import { artifactUri, FINGERPRINT_KEY, helpUri, PROJECT_URI } from '../../src/check/format/sarif.js';
+import { artifactUri, FINGERPRINT_KEY, helpUri, PROJECT_URI } from '../../src/findings/sarif.js';
 import { RULE_CODES } from '../../src/rules/index.js';
-import { check, MANIFESTS, RANGES, REPO } from './support.js';
+import { check, MANIFESTS, RANGES, REPO } from '../check/support.js';
 
 const SCHEMA = join(
   REPO,

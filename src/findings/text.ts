@@ -3,15 +3,13 @@
  * (the audit's lines have no place), warnings marked `warning:`, input
  * problems `error:`, then the summary.
  */
-import { summaryLine, type CheckReport, type InputError, type Summary } from '../report.js';
-import type { Position } from '../source.js';
-import { checkLines, type ReportLine } from './order.js';
+import type { InputProblem, Position, ReportLine } from './lines.js';
 
 function at(file: string, position: Position | undefined): string {
   return position ? `${file}:${position.line}:${position.column}` : file;
 }
 
-export function inputErrorLine(error: InputError): string {
+export function inputErrorLine(error: InputProblem): string {
   return `${at(error.file, error.position)}: error: ${error.message}`;
 }
 
@@ -29,8 +27,4 @@ export function textOutput(report: Iterable<ReportLine>, summary: string): strin
   }
   lines.push(summary);
   return lines.join('\n') + '\n';
-}
-
-export function formatText(report: CheckReport, summary: Summary): string {
-  return textOutput(checkLines(report), summaryLine(summary));
 }

@@ -5,8 +5,6 @@
  * violation, an <error> per input problem and warnings in <system-out>; this
  * file writes any such document.
  */
-import { gatewayLabel, type CheckReport, type GatewayReport } from '../report.js';
-import { fileEntries } from './order.js';
 
 /** Characters XML 1.0 cannot carry at all (controls other than tab, LF, CR; lone surrogates; U+FFFE/F). */
 const NOT_XML =
@@ -87,57 +85,4 @@ export function junitXml(root: Attributes, suites: readonly JunitSuite[], openEm
       ? `<testsuites${attrs(root)}/>`
       : [`<testsuites${attrs(root)}>`, ...xml, '</testsuites>'].join('\n');
   return ['<?xml version="1.0" encoding="UTF-8"?>', document].join('\n') + '\n';
-}
-
-/** One Gateway as a testcase: a failure per violation, warnings as its system-out. */
-function gatewayCase(path: string, g: GatewayReport): JunitCase {
-  const failures: JunitProblem[] = [];
-  const out: string[] = [];
-  for (const f of g.findings) {
-    const where = `${g.file}:${f.position.line}:${f.position.column}`;
-    if (f.severity === 'violation')
-      failures.push({ type: f.code, message: f.message, text: `${where}: ${f.message}` });
-    else out.push(`${where}: warning: ${f.code}: ${f.message}`);
-  }
-  return {
-    attrs: { classname: path, name: gatewayLabel(g), file: path, line: g.position.line },
-    failures,
-    out,
-  };
-}
-
-export function formatJunit(report: CheckReport): string {
-  const suites: JunitSuite[] = [];
-  const total = { tests: 0, failures: 0, errors: 0 };
-  for (const file of report.files) {
-    const cases: JunitCase[] = [];
-    let failures = 0;
-    let errors = 0;
-    for (const entry of fileEntries(file)) {
-      if (entry.kind === 'error') {
-        const e = entry.error;
-        errors++;
-        const where = e.position ? `${e.file}:${e.position.line}:${e.position.column}` : e.file;
-        const name = e.document === undefined ? 'read' : `document ${e.document}`;
-        cases.push({
-          attrs: {
-            classname: file.path,
-            name,
-            file: file.path,
-            ...(e.position ? { line: e.position.line } : {}),
-          },
-          errors: [{ type: e.code, message: e.message, text: `${where}: ${e.message}` }],
-        });
-        continue;
-      }
-      const c = gatewayCase(file.path, entry.gateway);
-      if (c.failures?.length) failures++;
-      cases.push(c);
-    }
-    total.tests += cases.length;
-    total.failures += failures;
-    total.errors += errors;
-    suites.push({ attrs: { name: file.path, tests: cases.length, failures, errors, skipped: 0 }, cases });
-  }
-  return junitXml({ name: 'routability-webhook check', ...total }, suites);
 }
