@@ -3,11 +3,10 @@
  * the namespace, the kubeconfig, the page size and the output format.
  */
 import {
-  flagList,
   HELP_FLAG,
-  valueNames,
   type FlagDefinitions,
   type FlagValues,
+  type HelpText,
   type Parsed,
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
@@ -66,21 +65,16 @@ export function auditOptionsFrom(f: FlagValues<typeof AUDIT_FLAGS>): Parsed<Audi
   };
 }
 
-export function auditHelp(): string {
-  const lines = [
-    'Usage: routability-webhook audit [-n NAMESPACE] [--service-cidr CIDR] [flags]',
-    '',
+/** What `audit --help` says besides its flags. */
+export const AUDIT_HELP: HelpText = {
+  usage: '[-n NAMESPACE] [--service-cidr CIDR] [flags]',
+  description: [
     "Judges the Gateways stored in the cluster with the webhook's own rules, as serve would judge",
     'a write of them: spec as a CREATE, status as a status update. Service ranges, allocated',
     'ClusterIPs and the GEP revision are read from the cluster, as `check --from-cluster` does.',
-    '',
-    'Flags:',
-  ];
-  lines.push(
-    ...flagList(AUDIT_FLAGS, { valueName: valueNames(), envLabel: 'env ' }),
-    '',
+  ],
+  notes: [
     'Exit status: 0 no violations; 1 violations; 2 usage error, or the cluster could not be read.',
     'See docs/audit.md for the rollout guide and the JSON report.',
-  );
-  return lines.join('\n');
-}
+  ],
+};

@@ -4,12 +4,11 @@
  */
 import {
   envName,
-  flagList,
   HELP_FLAG,
   parseFlags,
-  valueNames,
   type FlagDefinitions,
   type FlagValues,
+  type HelpText,
   type Parsed,
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
@@ -54,14 +53,6 @@ export const CHECK_FLAGS = {
   },
   help: HELP_FLAG,
 } as const satisfies FlagDefinitions;
-
-const VALUE_NAMES: Readonly<Record<string, string>> = {
-  filename: 'PATH',
-  'service-cidr': 'CIDR',
-  'cluster-domain': 'DOMAIN',
-  'allowed-routability': 'VALUE',
-  kubeconfig: 'FILE',
-};
 
 export interface CheckOptions {
   readonly filenames: readonly string[];
@@ -111,22 +102,24 @@ export function parseCheckOptions(
   return checkOptionsFrom(parsed.value.flags, parsed.value.positionals);
 }
 
-export function checkHelp(): string {
-  const lines = [
-    'Usage: routability-webhook check [-f PATH ...] [PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
-    '',
+/** What `check --help` says besides its flags. */
+export const CHECK_HELP: HelpText = {
+  usage: '[-f PATH ...] [PATH ...] (--service-cidr CIDR | --from-cluster) [flags]',
+  description: [
     "Checks the Gateways in Kubernetes manifests offline with the webhook's own rules: spec as a CREATE,",
     'status (when present) as a status update. Other objects are skipped and counted.',
-    '',
-    'Flags:',
-  ];
-  lines.push(
-    ...flagList(CHECK_FLAGS, { valueName: valueNames(VALUE_NAMES), envLabel: 'env ' }),
-    '',
+  ],
+  notes: [
     'Exit status: 0 no violations; 1 violations (with --fail-on warning: also warnings); 2 usage error',
     'or unreadable input (2 wins). Warnings (status findings under --status-policy warn, warning-only',
     'rules) fail the check only with --fail-on warning.',
     'See docs/ci.md for pipeline examples and the JSON report schema.',
-  );
-  return lines.join('\n');
-}
+  ],
+  valueNames: {
+    filename: 'PATH',
+    'service-cidr': 'CIDR',
+    'cluster-domain': 'DOMAIN',
+    'allowed-routability': 'VALUE',
+    kubeconfig: 'FILE',
+  },
+};

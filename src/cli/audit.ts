@@ -7,7 +7,7 @@ import { resolveContext } from '../check/context.js';
 import { AUDIT_FORMATTERS, type AuditReport } from '../audit/format.js';
 import { gatewayPageFetcher, gatewayPages } from '../audit/gateway-pages.js';
 import { judgeWithContext } from '../audit/judge.js';
-import { AUDIT_FLAGS, auditHelp, auditOptionsFrom } from '../audit/options.js';
+import { AUDIT_FLAGS, AUDIT_HELP, auditOptionsFrom } from '../audit/options.js';
 import { auditPass } from '../audit/pass.js';
 import { EXIT_OK, EXIT_VIOLATIONS } from '../io.js';
 import { kubeClient } from '../kube/client.js';
@@ -19,7 +19,7 @@ export const command = defineCommand({
   name: 'audit',
   summary: "judge the cluster's stored Gateways as the webhook would",
   flags: AUDIT_FLAGS,
-  help: auditHelp,
+  help: AUDIT_HELP,
   usageHint: () => '\nRun `routability-webhook audit --help` for usage.',
   options: auditOptionsFrom,
   run: async (options, { io, fail }) => {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { generateCertificates, type GeneratedCertificates } from '../certs/generate.js';
 import { readCa } from '../certs/read.js';
 import { writeCertificateFiles } from '../certs/write.js';
-import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags.js';
+import { type FlagDefinitions, type FlagValues } from '../config/flags.js';
 import { EXIT_OK, writeLine } from '../io.js';
 import { defineCommand } from './command.js';
 
@@ -47,12 +47,13 @@ export const command = defineCommand({
   name: 'certs',
   summary: 'write a CA and a serving certificate for the webhook',
   flags: CERTS_FLAGS,
-  help: () =>
-    helpText(
-      'certs',
-      'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key) whose SANs are SERVICE,\nSERVICE.NAMESPACE, SERVICE.NAMESPACE.svc, SERVICE.NAMESPACE.svc.DOMAIN, and always localhost and\n127.0.0.1 (for local use), plus --extra-san.',
-      CERTS_FLAGS,
-    ),
+  help: {
+    description: [
+      'Write a CA (ca.crt, ca.key) and a serving certificate (tls.crt, tls.key) whose SANs are SERVICE,',
+      'SERVICE.NAMESPACE, SERVICE.NAMESPACE.svc, SERVICE.NAMESPACE.svc.DOMAIN, and always localhost and',
+      '127.0.0.1 (for local use), plus --extra-san.',
+    ],
+  },
   options: (flags: FlagValues<typeof CERTS_FLAGS>) => ({ ok: true, value: flags }),
   run: async (f, { io, fail }) => {
     if (f.days < 1 || f['ca-days'] < 1) return fail('--days and --ca-days must be at least 1');

@@ -6,7 +6,7 @@ import { resolveContext } from '../check/context.js';
 import { FORMATTERS } from '../check/format.js';
 import { inputErrorLine } from '../findings/text.js';
 import { discoverInputs } from '../check/inputs.js';
-import { CHECK_FLAGS, checkHelp, checkOptionsFrom } from '../check/options.js';
+import { CHECK_FLAGS, CHECK_HELP, checkOptionsFrom } from '../check/options.js';
 import { summarize } from '../check/report.js';
 import { checkInputs } from '../check/run.js';
 import { readAll, writeLine } from '../io.js';
@@ -16,7 +16,7 @@ export const command = defineCommand({
   name: 'check',
   summary: 'check Gateway manifests offline (for CI pipelines)',
   flags: CHECK_FLAGS,
-  help: checkHelp,
+  help: CHECK_HELP,
   usageHint: () => '\nRun `routability-webhook check --help` for usage.',
   positionals: { name: 'PATH' },
   options: checkOptionsFrom,

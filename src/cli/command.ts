@@ -4,7 +4,14 @@
  * `routability-webhook NAME:` error prefix and the usage exit code are
  * produced here, once, for all of them.
  */
-import { parseFlags, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import {
+  commandHelp,
+  parseFlags,
+  type FlagDefinitions,
+  type FlagValues,
+  type HelpText,
+  type Parsed,
+} from '../config/flags.js';
 import { EXIT_OK, EXIT_USAGE, writeLine, type CommandIO } from '../io.js';
 
 /** What a running command is handed: its I/O, and the one way to end with a usage error. */
@@ -19,8 +26,8 @@ export interface CommandSpec<Defs extends FlagDefinitions, Options> {
   /** One line, for `routability-webhook --help`. */
   readonly summary: string;
   readonly flags: Defs;
-  /** The text `--help` (or `-h`) prints. */
-  readonly help: () => string;
+  /** What `--help` (or `-h`) says besides the flags; config/flags.ts's commandHelp gives every command one shape. */
+  readonly help: HelpText;
   /**
    * Arguments that are not flags, when the command takes them (`check a.yaml b.yaml`);
    * absent, any such argument is a usage error. `name` is how usage errors call them.
@@ -57,7 +64,7 @@ export function defineCommand<Defs extends FlagDefinitions, Options>(
       return EXIT_USAGE;
     };
     if (wantsHelp(argv)) {
-      writeLine(io.stdout, spec.help());
+      writeLine(io.stdout, commandHelp(spec.name, spec.flags, spec.help));
       return EXIT_OK;
     }
     const parsed = parseFlags(spec.flags, argv, io.env, { positionals: spec.positionals !== undefined });

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import YAML from 'yaml';
-import { flagList, valueNames, type FlagDefinitions } from '../config/flags.js';
+import { commandHelp, HELP_FLAG, type FlagDefinitions, type HelpText } from '../config/flags.js';
 import {
   GATEWAY_CRD_NAME,
   GATEWAY_CRD_VERSIONS,
@@ -50,33 +50,25 @@ export const CRD_PATCH_FLAGS = {
     kind: 'string',
     description: 'With --patch-cluster: kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
-  help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
+  help: HELP_FLAG,
 } as const satisfies FlagDefinitions;
 
-function crdPatchUsage(): string {
-  return [
-    'Usage: routability-webhook crd-patch [--gep-revision provisional|experimental] [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
-    '',
+const CRD_PATCH_HELP: HelpText = {
+  usage: '[--gep-revision provisional|experimental] [--apply FILE | --patch-cluster [--kubeconfig FILE]]',
+  description: [
     `Adds the GEP-5093 routability field to spec.addresses[] and status.addresses[] of every served`,
     `version (v1, v1beta1) of ${GATEWAY_CRD_NAME}: type string, maxLength 253, and either the`,
     `provisional pattern (default) or upstream's experimental CEL rule (--gep-revision experimental).`,
     'A CRD that already declares routability is left unchanged; the command says which revision it carries.',
-    '',
-    'With no flag, prints the RFC 6902 JSON patch:',
-    '  routability-webhook crd-patch > patch.json',
-    `  kubectl patch crd ${GATEWAY_CRD_NAME} --type json --patch-file patch.json`,
-    '',
-    'Flags:',
-    ...flagList(CRD_PATCH_FLAGS, {
-      column: 24,
-      valueName: valueNames({ apply: 'FILE', 'gep-revision': 'REV', kubeconfig: 'PATH' }),
-      defaults: false,
-      envLabel: 'env ',
-    }),
-    '',
-    'Exit codes: 0 done, 2 usage error, unreadable or unexpected input, or a failed cluster call.',
-  ].join('\n');
-}
+    'With no flag, prints the RFC 6902 JSON patch, which kubectl applies:',
+  ],
+  examples: [
+    'routability-webhook crd-patch > patch.json',
+    `kubectl patch crd ${GATEWAY_CRD_NAME} --type json --patch-file patch.json`,
+  ],
+  notes: ['Exit codes: 0 done, 2 usage error, unreadable or unexpected input, or a failed cluster call.'],
+  valueNames: { apply: 'FILE', 'gep-revision': 'REV', kubeconfig: 'PATH' },
+};
 
 async function readCrd(file: string, io: CommandIO): Promise<unknown> {
   const text =
@@ -98,8 +90,8 @@ export const command = defineCommand({
   name: 'crd-patch',
   summary: 'print (or apply) the JSON patch that adds routability to the Gateway CRD',
   flags: CRD_PATCH_FLAGS,
-  help: crdPatchUsage,
-  usageHint: () => `\n\n${crdPatchUsage()}`,
+  help: CRD_PATCH_HELP,
+  usageHint: () => `\n\n${commandHelp('crd-patch', CRD_PATCH_FLAGS, CRD_PATCH_HELP)}`,
   options: (flags) => ({ ok: true, value: flags }),
   run: async (flags, run) => {
     const { io, fail } = run;

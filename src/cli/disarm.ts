@@ -5,7 +5,7 @@
  * The chart's pre-delete hook runs it. An object already gone counts as
  * removed: the command can be run again after an interrupted uninstall.
  */
-import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags.js';
+import { type FlagDefinitions, type FlagValues, type HelpText } from '../config/flags.js';
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
@@ -52,8 +52,15 @@ function targetsOf(f: Flags): Target[] {
   return KINDS.flatMap(([flag, resource]) => (f[flag] ?? []).map((name) => ({ resource, name })));
 }
 
-const SUMMARY =
-  'Delete the named admission objects: policy bindings, then webhook configurations, then policies.\nAn object already gone counts as removed. The chart runs this as its pre-delete hook.\nExit codes: 0 all removed, 1 one could not be deleted, 2 usage error or no answer from the API server.';
+const HELP: HelpText = {
+  description: [
+    'Delete the named admission objects: policy bindings, then webhook configurations, then policies.',
+    'An object already gone counts as removed. The chart runs this as its pre-delete hook.',
+  ],
+  notes: [
+    'Exit codes: 0 all removed, 1 one could not be deleted, 2 usage error or no answer from the API server.',
+  ],
+};
 
 /** One line per object; true when it is gone. Throws when the API server does not answer. */
 async function remove(client: KubeClient, run: CommandRun, t: Target, timeoutMs: number): Promise<boolean> {
@@ -82,7 +89,7 @@ export const command = defineCommand({
   name: 'disarm',
   summary: 'delete the admission objects first (uninstall without a blocking window)',
   flags: DISARM_FLAGS,
-  help: () => helpText('disarm', SUMMARY, DISARM_FLAGS),
+  help: HELP,
   usageHint: () => '\nRun `routability-webhook disarm --help` for usage.',
   options: (f: Flags) => {
     const targets = targetsOf(f);

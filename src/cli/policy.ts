@@ -5,7 +5,7 @@
  * ConfigMap holding the service ranges they read.
  */
 import YAML from 'yaml';
-import { flagList, type FlagDefinitions, type FlagValues } from '../config/flags.js';
+import { HELP_FLAG, type FlagDefinitions, type FlagValues, type HelpText } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom } from '../config/rules.js';
 import {
   DEFAULT_POLICY_NAMES,
@@ -73,26 +73,24 @@ export const POLICY_FLAGS = {
     kind: 'string',
     description: 'With --apply: kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config).',
   },
-  help: { kind: 'boolean', short: 'h', noEnv: true, description: 'Show this help.' },
+  help: HELP_FLAG,
 } as const satisfies FlagDefinitions;
 
-function policyUsage(): string {
-  return [
-    'Usage: routability-webhook policy [--gep-revision auto|provisional|experimental] [--spec-policy P] [--status-policy P] [--service-cidr CIDR,…] [--apply] [--kubeconfig FILE]',
-    '',
+const POLICY_HELP: HelpText = {
+  usage:
+    '[--gep-revision auto|provisional|experimental] [--spec-policy P] [--status-policy P] [--service-cidr CIDR,…] [--apply] [--kubeconfig FILE]',
+  description: [
     'Prints, in the order `kubectl apply -f` needs on a new cluster, the params Namespace and ConfigMap,',
     'a ValidatingAdmissionPolicy per action (Deny for enforced rules and invalid values, Warn+Audit for',
     'a warn policy) and then their bindings, enforcing the static GEP-5093 rules inside the API server',
     "(Kubernetes 1.31 or newer). The revision follows the cluster's Gateway CRD unless fixed. The service",
     'ranges come from the params ConfigMap: serve keeps it in step with the ServiceCIDRs; --service-cidr',
     'writes it once; without ranges the range rules deny nothing. See docs/policy.md.',
-    '',
-    'Flags:',
-    ...flagList(POLICY_FLAGS, { column: 28, defaults: false, envLabel: 'env ' }),
-    '',
+  ],
+  notes: [
     'Exit codes: 0 done, 2 usage error, a revision that does not match the CRD, or a failed cluster call.',
-  ].join('\n');
-}
+  ],
+};
 
 type RuleSettings = Omit<PolicySettings, 'revision'>;
 
@@ -205,7 +203,7 @@ export const command = defineCommand({
   name: 'policy',
   summary: 'print (or apply) a ValidatingAdmissionPolicy enforcing the static rules in the API server',
   flags: POLICY_FLAGS,
-  help: policyUsage,
+  help: POLICY_HELP,
   usageHint: () => '\n\nRun `routability-webhook policy --help` for its flags.',
   options: optionsOf,
   run: async (options, run) => {

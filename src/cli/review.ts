@@ -1,7 +1,7 @@
 /** `routability-webhook review`: one AdmissionReview on stdin, the server's exact answer on stdout. */
 import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
-import { helpText, type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
+import { type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
 import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rules.js';
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, readAll, writeLine } from '../io.js';
@@ -43,12 +43,9 @@ export const command = defineCommand({
   name: 'review',
   summary: 'answer one AdmissionReview from stdin with the content the server would answer',
   flags: REVIEW_FLAGS,
-  help: () =>
-    helpText(
-      'review',
-      'Read one AdmissionReview JSON on stdin; print the response the server would give.',
-      REVIEW_FLAGS,
-    ),
+  help: {
+    description: ['Read one AdmissionReview JSON on stdin; print the response the server would give.'],
+  },
   options: reviewOptions,
   run: async (options, { io, fail }) => {
     let body: unknown;

@@ -1,6 +1,5 @@
 /** `routability-webhook serve`: parse flags, start, and shut down cleanly on SIGTERM/SIGINT. */
 import type { Logger } from 'pino';
-import { helpText } from '../config/flags.js';
 import { SERVE_FLAGS, serveConfigFrom, type ServeConfig } from '../config/serve.js';
 import { errorMessage, firstLine } from '../error-text.js';
 import { EXIT_OK, type EXIT_USAGE } from '../io.js';
@@ -11,7 +10,7 @@ export const command = defineCommand({
   name: 'serve',
   summary: 'run the HTTPS admission webhook',
   flags: SERVE_FLAGS,
-  help: () => helpText('serve', 'Run the HTTPS admission webhook (POST /validate, /mutate).', SERVE_FLAGS),
+  help: { description: ['Run the HTTPS admission webhook (POST /validate, /mutate).'] },
   options: serveConfigFrom,
   run: async (config, { fail }) => {
     // The server (Fastify, pino, prom-client) is loaded only once serve's flags are known good.

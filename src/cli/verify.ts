@@ -7,7 +7,7 @@
  * params. One line per step; exit 0 all proven, 1 a step failed, 2 usage or
  * no answer from the API server.
  */
-import { helpText, type FlagDefinitions, type FlagValues } from '../config/flags.js';
+import { type FlagDefinitions, type FlagValues, type HelpText } from '../config/flags.js';
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { StepResult, VerifySettings } from '../verify/run.js';
@@ -48,8 +48,14 @@ export const VERIFY_FLAGS = {
 
 type Flags = FlagValues<typeof VERIFY_FLAGS>;
 
-const SUMMARY =
-  'Prove admission end to end with server-side dry runs (nothing is stored): the CRD keeps routability,\na valid Gateway is admitted and keeps it, an invalid one is denied by the webhook, the status path\nanswers, each --policy-binding has its policy and params.\nExit codes: 0 all proven, 1 a step failed, 2 usage error or no answer from the API server.';
+const HELP: HelpText = {
+  description: [
+    'Prove admission end to end with server-side dry runs (nothing is stored): the CRD keeps routability,',
+    'a valid Gateway is admitted and keeps it, an invalid one is denied by the webhook, the status path',
+    'answers, each --policy-binding has its policy and params.',
+  ],
+  notes: ['Exit codes: 0 all proven, 1 a step failed, 2 usage error or no answer from the API server.'],
+};
 
 function settingsFrom(f: Flags): VerifySettings {
   return {
@@ -78,7 +84,7 @@ export const command = defineCommand({
   name: 'verify',
   summary: 'prove admission works on the current cluster (dry runs)',
   flags: VERIFY_FLAGS,
-  help: () => helpText('verify', SUMMARY, VERIFY_FLAGS),
+  help: HELP,
   usageHint: () => '\nRun `routability-webhook verify --help` for usage.',
   options: (f: Flags) => {
     if (f.namespace === '') return { ok: false, error: '--namespace: must not be empty' };

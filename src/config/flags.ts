@@ -213,42 +213,52 @@ export const HELP_FLAG = {
   description: 'Print this help and exit.',
 } as const satisfies FlagDefinition;
 
-/** How a command's `--help` lists its flags. */
-export interface FlagListStyle {
-  /** Each flag on one line with its description from this column; absent: the description under it. */
-  readonly column?: number;
-  /** The placeholder of a flag that takes a value; default `VALUE`. */
-  readonly valueName?: (name: string, def: FlagDefinition) => string;
-  /** Shows `(default: …)` for flags that take a value; default true. */
-  readonly defaults?: boolean;
-  /** Before the environment variable's name: `[ROUTABILITY_WEBHOOK_X]` or, with `env `, `[env …]`. */
-  readonly envLabel?: string;
+/** Placeholder of a flag that takes a value: the given name, else its choices (`a|b`), else `VALUE`. */
+function valueName(name: string, def: FlagDefinition, names: Readonly<Record<string, string>>): string {
+  return names[name] ?? (def.kind === 'string' && def.choices ? def.choices.join('|') : 'VALUE');
 }
 
-/** Placeholders: the given name, else a flag's choices (`a|b`), else `VALUE`. */
-export function valueNames(names: Readonly<Record<string, string>> = {}): FlagListStyle['valueName'] {
-  return (name, def) =>
-    names[name] ?? (def.kind === 'string' && def.choices ? def.choices.join('|') : 'VALUE');
-}
-
-/** The `--help` lines of a set of flags: every command's flag list is rendered here. */
-export function flagList(defs: FlagDefinitions, style: FlagListStyle = {}): string[] {
+/**
+ * The `--help` lines of a set of flags, one style for every command: the flag on one line, then
+ * its description with its default (for a flag that takes a value) and the variable it reads.
+ */
+function flagList(defs: FlagDefinitions, names: Readonly<Record<string, string>>): string[] {
   const lines: string[] = [];
   for (const [name, def] of Object.entries(defs)) {
-    const value = def.kind === 'boolean' ? '' : ` ${style.valueName?.(name, def) ?? 'VALUE'}`;
-    const shown = style.defaults !== false && def.default !== undefined && def.kind !== 'boolean';
+    const value = def.kind === 'boolean' ? '' : ` ${valueName(name, def, names)}`;
+    const shown = def.default !== undefined && def.kind !== 'boolean';
     const dflt = shown ? ` (default: ${String(def.default)})` : '';
-    const env = def.noEnv ? '' : ` [${style.envLabel ?? ''}${envName(name)}]`;
-    const short = def.short ? `-${def.short}, ` : '';
-    if (style.column === undefined)
-      lines.push(`  ${short || '    '}--${name}${value}`, `        ${def.description}${dflt}${env}`);
-    else lines.push(`  ${`${short}--${name}${value}`.padEnd(style.column)} ${def.description}${dflt}${env}`);
+    const env = def.noEnv ? '' : ` [env ${envName(name)}]`;
+    const short = def.short ? `-${def.short}, ` : '    ';
+    lines.push(`  ${short}--${name}${value}`, `        ${def.description}${dflt}${env}`);
   }
   return lines;
 }
 
-/** `--help` text for a command, from its flag definitions. */
-export function helpText(command: string, summary: string, defs: FlagDefinitions): string {
-  const usage = [`Usage: routability-webhook ${command} [flags]`, '', summary, '', 'Flags:'];
-  return [...usage, ...flagList(defs, { column: 34 })].join('\n');
+/** What a command's `--help` says besides its flags; every command's help has this one shape. */
+export interface HelpText {
+  /** What follows `routability-webhook NAME` on the usage line; default `[flags]`. */
+  readonly usage?: string;
+  /** What the command does: lines of one paragraph, or several separated by ''. */
+  readonly description: readonly string[];
+  /** Command lines that show it in use, under `Examples:`. */
+  readonly examples?: readonly string[];
+  /** After the flags: the exit statuses, where the docs are. */
+  readonly notes?: readonly string[];
+  /** Placeholders of flags that take a value, by flag name (default: the choices, else VALUE). */
+  readonly valueNames?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A command's `--help`: the usage line, the description, the examples, the flags (with `-h, --help`
+ * whether declared or not: every command answers it) and the notes.
+ */
+export function commandHelp(command: string, flags: FlagDefinitions, help: HelpText): string {
+  const names = help.valueNames ?? {};
+  const lines = [`Usage: routability-webhook ${command} ${help.usage ?? '[flags]'}`, '', ...help.description];
+  if (help.examples?.length) lines.push('', 'Examples:', ...help.examples.map((e) => `  ${e}`));
+  lines.push('', 'Flags:', ...flagList(flags, names));
+  if (!('help' in flags)) lines.push(...flagList({ help: HELP_FLAG }, names));
+  if (help.notes?.length) lines.push('', ...help.notes);
+  return lines.join('\n');
 }

@@ -10,8 +10,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { leaseIdentity } from '../../src/audit/identity.js';
-import { AUDIT_FLAGS, auditHelp, auditOptionsFrom } from '../../src/audit/options.js';
-import { parseFlags } from '../../src/config/flags.js';
+import { AUDIT_FLAGS, AUDIT_HELP, auditOptionsFrom } from '../../src/audit/options.js';
+import { commandHelp, parseFlags } from '../../src/config/flags.js';
 
 function options(...argv: string[]) {
   const flags = parseFlags(AUDIT_FLAGS, ['--service-cidr', '10.96.0.0/12', ...argv], {});
@@ -71,7 +71,9 @@ describe('auditOptionsFrom', () => {
   });
 });
 
-describe('auditHelp', () => {
+const auditHelp = (): string => commandHelp('audit', AUDIT_FLAGS, AUDIT_HELP);
+
+describe('audit --help', () => {
   it('starts with the usage line, lists every flag and ends with the exit statuses and the guide', () => {
     const lines = auditHelp().split('\n');
     expect(lines[0]).toBe('Usage: routability-webhook audit [-n NAMESPACE] [--service-cidr CIDR] [flags]');

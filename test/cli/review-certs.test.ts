@@ -117,7 +117,7 @@ describe('the dispatcher', () => {
       const h = io();
       expect(await main([command, '--help'], h.commandIO)).toBe(0);
       expect(h.out.stdout).toMatch(new RegExp(`Usage: routability-webhook ${command}`));
-      expect(h.out.stdout).toMatch(/\[ROUTABILITY_WEBHOOK_[A-Z_]+\]/);
+      expect(h.out.stdout).toMatch(/\[env ROUTABILITY_WEBHOOK_[A-Z_]+\]/);
     }
   });
 });
