@@ -11,7 +11,7 @@
 #
 # The base is pinned by digest (the index digest, all platforms). The release builds this
 # default; `npm run test:image`, on a machine that cannot reach Docker Hub, builds a local
-# stand-in and passes --build-arg NODE_IMAGE=...@<the stand-in's own digest> (docs/decisions.md).
+# stand-in and passes --build-arg NODE_IMAGE=...@<the stand-in's own digest> (docs/dev/decisions.md).
 # Bump: `docker buildx imagetools inspect node:24-bookworm-slim` prints the new index digest; the
 # release workflow refuses a digest whose node is not scripts/node-lts.mjs's NODE_VERSION.
 #

@@ -8,8 +8,8 @@
  * round), and each round's ratios are taken within the round.
  * Then latency at 1 and 4 connections (bench/lib/latency.ts), engine cost and
  * readiness time. Writes bench/results/latest.json and
- * bench/results/benchmarks-chart.svg (docs/benchmarks-chart.svg only with
- * --update-docs-chart, when the run's figures go into docs/benchmarks.md).
+ * bench/results/benchmarks-chart.svg (docs/dev/benchmarks-chart.svg only with
+ * --update-docs-chart, when the run's figures go into docs/dev/benchmarks.md).
  *
  * Flags: --duration S (per server and round, default 5), --rounds N (3),
  * --connections N (32), --payloads a,b, --servers webhook,fastify,defaults,node
@@ -682,9 +682,9 @@ async function main() {
         })),
         `${CONNECTIONS} keep-alive HTTPS connections, ${ROUNDS} rounds × ${DURATION} s, ${info.nproc} CPUs (${info.cpuModel}), node ${info.node}, ${out.date.slice(0, 10)}`,
       );
-      // The tracked chart shows the figures of docs/benchmarks.md: only replaced when asked.
+      // The tracked chart shows the figures of docs/dev/benchmarks.md: only replaced when asked.
       const chartFile = flags['update-docs-chart']
-        ? join(root, 'docs', 'benchmarks-chart.svg')
+        ? join(root, 'docs', 'dev', 'benchmarks-chart.svg')
         : join(resultsDir, 'benchmarks-chart.svg');
       writeFileSync(chartFile, svg);
       console.log(`wrote ${chartFile}`);

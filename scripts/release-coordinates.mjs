@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The release's coordinates, derived in one place: the chart's values.yaml `image.repository`
 // names the image (and, beside it, the chart registry), and package.json, Chart.yaml `version`
-// and `appVersion` name the version (docs/decisions.md). release.yml appends what this prints to
+// and `appVersion` name the version (docs/dev/decisions.md). release.yml appends what this prints to
 // $GITHUB_OUTPUT:
 //   version=X.Y.Z
 //   image=ghcr.io/OWNER/gateway-routability-webhook

@@ -520,7 +520,7 @@ async function exercise(tree) {
 }
 
 /**
- * The CLI from the image, as docs/install.md shows it: `podman run … TAG check -f …` on a mounted
+ * The CLI from the image, as docs/install-reference.md shows it: `podman run … TAG check -f …` on a mounted
  * manifest, with the pod's restrictions and no network. The fixture's out-of-range Cluster address
  * must be reported with its field and the run must exit 1 (violations found).
  */

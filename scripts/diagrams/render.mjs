@@ -26,10 +26,12 @@ if (!existsSync(browserPath)) {
 
 const docs = [
   'README.md',
-  ...readdirSync(join(repo, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
+  ...['docs', 'docs/dev'].flatMap((folder) =>
+    readdirSync(join(repo, folder))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `${folder}/${f}`),
+  ),
   'charts/gateway-routability-webhook/README.md',
 ].filter((f) => existsSync(join(repo, f)));
 

@@ -4,7 +4,7 @@
  * rare), answered from a small time-bounded cache when asked again soon.
  * Memory is the cache alone, whatever the number of Services in the cluster,
  * and there is no "not synced yet" window: each answer is the API server's
- * current one. docs/decisions.md gives the measurements behind this choice.
+ * current one. docs/dev/decisions.md gives the measurements behind this choice.
  *
  * Failure is bounded and visible: a lookup that gets no usable answer within
  * its deadline leaves the IP "unchecked" (the rule allows the entry with a

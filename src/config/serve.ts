@@ -73,7 +73,7 @@ export const SERVE_FLAGS = {
   'max-inflight-body-bytes': {
     kind: 'integer',
     // One of the largest reviews at a time (two 3 MiB objects); more only multiplies the memory a
-    // burst of large bodies holds (docs/reliability.md § Hostile clients). The chart sets the same.
+    // burst of large bodies holds (docs/dev/reliability.md § Hostile clients). The chart sets the same.
     default: 8 * 1024 * 1024,
     description:
       'Request-body bytes read at once; further requests wait (then get 429), small reviews have their own lane.',

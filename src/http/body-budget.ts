@@ -20,7 +20,7 @@ export interface BodyBudgetLimits {
 }
 
 /**
- * Defaults, measured (docs/reliability.md): each body in flight costs several
+ * Defaults, measured (docs/dev/reliability.md): each body in flight costs several
  * times its size until V8 collects (its bytes, the decoded string, the parsed
  * value, the chunks it arrived in). 16 concurrent 6 MB bodies peaked at
  * 221 MiB with a 24 MiB budget, 169 MiB with 16 MiB and 135 MiB with 8 MiB on

@@ -4,7 +4,7 @@
  * size as each chunk comes, so a chunk is garbage as soon as it is copied and
  * the body is never joined a second time at the end. Measured with sixteen
  * 6 MB bodies: joining the chunks at the end made every body cost one more
- * full-size buffer, kept until V8 collects (docs/reliability.md). Without a
+ * full-size buffer, kept until V8 collects (docs/dev/reliability.md). Without a
  * length the chunks are kept and joined once.
  */
 export class BodyBytes {

@@ -5,7 +5,7 @@
  * only when read. A reader that handles one item at a time then holds one
  * item's objects, not the whole page's; decoded all at once, a page's objects
  * outlive the young generation while the page is worked through and fill the
- * old one (docs/benchmarks.md, the audit at 100,000 Gateways). Pure: no Node
+ * old one (docs/dev/benchmarks.md, the audit at 100,000 Gateways). Pure: no Node
  * built-ins.
  */
 

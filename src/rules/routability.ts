@@ -24,7 +24,7 @@ const ROUTABILITY_RE = new RegExp(ROUTABILITY_PATTERN);
 /**
  * Upstream's `format.dns1123Subdomain()` (Kubernetes' IsDNS1123Subdomain): lower-case
  * labels, ≤ 253 characters in all. Like upstream, no 63-character cap per label
- * (docs/decisions.md): a value the CRD admits is not denied for its label length.
+ * (docs/dev/decisions.md): a value the CRD admits is not denied for its label length.
  */
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 function isDns1123Subdomain(text: string): boolean {

@@ -12,6 +12,6 @@ export function createLogger(config: Pick<ServeConfig, 'logLevel' | 'dev'>): Log
   // Synchronous writes on the main thread, on purpose. pino's default destination
   // hands each line to libuv's thread pool (a pool-thread write plus an eventfd
   // wake-up per review); batching (minLength) held start-up lines back and gained
-  // nothing measurable (docs/benchmarks.md). Sync, a line never trails its answer.
+  // nothing measurable (docs/dev/benchmarks.md). Sync, a line never trails its answer.
   return pino(options, pino.destination({ dest: 1, sync: true }));
 }

@@ -5,7 +5,7 @@
  * the install is proven; status writes (gateways/status) have an entry of their own whose
  * failurePolicy is Ignore while statusPolicy is warn (the webhook never refuses a status write
  * then) and the operator's choice under enforce; the mutating entry likewise. And every
- * `helm install` the chart README and docs/install.md show renders configurations that refuse
+ * `helm install` the chart README, docs/install.md and docs/install-reference.md show renders configurations that refuse
  * nothing while the pods are not serving.
  */
 import { readFileSync } from 'node:fs';
@@ -129,11 +129,17 @@ describe.skipIf(skipReason !== undefined)('the documented first installs', () =>
     readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
   );
   const installDoc = readFileSync(join(repoRoot, 'docs', 'install.md'), 'utf8');
-  const commands = [...helmInstalls(installSection), ...helmInstalls(installDoc)];
+  const referenceDoc = readFileSync(join(repoRoot, 'docs', 'install-reference.md'), 'utf8');
+  const commands = [
+    ...helmInstalls(installSection),
+    ...helmInstalls(installDoc),
+    ...helmInstalls(referenceDoc),
+  ];
 
-  it('are found (chart README and docs/install.md)', () => {
+  it('are found (chart README, docs/install.md and docs/install-reference.md)', () => {
     expect(helmInstalls(installSection).length).toBeGreaterThanOrEqual(1);
     expect(helmInstalls(installDoc).length).toBeGreaterThanOrEqual(1);
+    expect(helmInstalls(referenceDoc).length).toBeGreaterThanOrEqual(2);
   });
 
   it('register nothing that refuses a Gateway write while no pod serves (an image that cannot be pulled)', async () => {

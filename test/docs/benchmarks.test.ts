@@ -1,5 +1,5 @@
 /**
- * docs/benchmarks.md agrees with itself and with its chart: the chart is the results table drawn
+ * docs/dev/benchmarks.md agrees with itself and with its chart: the chart is the results table drawn
  * by bench/lib/chart.ts, the figures quoted in the prose are the table's, and no legend label runs
  * off the picture.
  */
@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { FASTIFY_TARGET_RATIO, renderChart, TARGET_RATIO } from '../../bench/lib/chart.js';
 import { REPO } from './markdown.js';
 
-const DOC = readFileSync(join(REPO, 'docs', 'benchmarks.md'), 'utf8');
-const SVG_FILE = join(REPO, 'docs', 'benchmarks-chart.svg');
+const DOC = readFileSync(join(REPO, 'docs', 'dev', 'benchmarks.md'), 'utf8');
+const SVG_FILE = join(REPO, 'docs', 'dev', 'benchmarks-chart.svg');
 const num = (s: string) => Number(s.replace(/,/g, ''));
 
 /**
@@ -33,7 +33,7 @@ function results() {
   }));
 }
 
-describe('docs/benchmarks.md', () => {
+describe('docs/dev/benchmarks.md', () => {
   it('has the results table', () => {
     expect(results().map((r) => r.label)).toEqual(['create-small', 'update-large', 'status-mutate']);
   });

@@ -1,7 +1,7 @@
 /**
  * What the docs say about commands is what the commands do: every `routability-webhook <command>
  * --flag` written anywhere in the docs names a flag that command has; `check` examples give the
- * ranges it requires; every `npm run X` is a script of package.json; the README's statements about
+ * ranges it requires; every `npm run X` is a script of package.json; docs/commands.md's statements about
  * environment variables, `review` and the Node.js version hold.
  */
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,8 @@ import { testApp } from '../support/app.js';
 import { runCli } from '../support/server-process.js';
 import { docFiles, REPO } from './markdown.js';
 
-const README = readFileSync(join(REPO, 'README.md'), 'utf8');
+const COMMANDS = readFileSync(join(REPO, 'docs', 'commands.md'), 'utf8');
+const QUICK_START = readFileSync(join(REPO, 'docs', 'dev', 'quick-start.md'), 'utf8');
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   engines: { node: string };
   scripts: Record<string, string>;
@@ -65,9 +66,9 @@ function invocations(): { doc: string; command: string; args: string }[] {
 }
 
 describe('command lines in the docs', () => {
-  it('README lists every command', () => {
-    const missing = commands.filter((c) => !README.includes(`| \`${c}\` |`));
-    expect(missing, "add a row to the README's commands table for each").toEqual([]);
+  it('docs/commands.md lists every command', () => {
+    const missing = commands.filter((c) => !COMMANDS.includes(`| \`${c}\` |`));
+    expect(missing, 'add a row to the commands table of docs/commands.md for each').toEqual([]);
   });
 
   it('name only flags their command has', () => {
@@ -118,9 +119,9 @@ describe('command lines in the docs', () => {
   });
 });
 
-describe('README: serve flags', () => {
+describe('docs/commands.md: serve flags', () => {
   it('the table has a row for every flag of serve --help, and no other', () => {
-    const section = README.slice(README.indexOf('### `serve` flags'), README.indexOf('A bad flag'));
+    const section = COMMANDS.slice(COMMANDS.indexOf('## `serve` flags'), COMMANDS.indexOf('A bad flag'));
     const rows = [...section.matchAll(/^\| (`--[^|]*) \|/gm)].flatMap((m) =>
       [...m[1]!.matchAll(/`--([a-z-]+)`/g)].map((f) => f[1]!).filter((f) => !f.startsWith('no-')),
     );
@@ -128,11 +129,11 @@ describe('README: serve flags', () => {
       .get('serve')!
       .map((f) => f.name)
       .filter((f) => f !== 'help');
-    expect(rows.sort(), 'README.md "### `serve` flags" table vs serve --help').toEqual(flags.sort());
+    expect(rows.sort(), 'docs/commands.md "## `serve` flags" table vs serve --help').toEqual(flags.sort());
   });
 });
 
-describe('README: environment variables', () => {
+describe('docs/commands.md: environment variables', () => {
   it('every flag names its variable in --help, except `check -f` and the crd-patch and policy flags that read none', () => {
     const without = [...help].flatMap(([command, flags]) =>
       flags.filter((f) => f.name !== 'help' && f.env === undefined).map((f) => `${command} --${f.name}`),
@@ -153,7 +154,7 @@ describe('README: environment variables', () => {
       'policy --spec-policy',
       'policy --status-policy',
     ]);
-    expect(README).toContain(
+    expect(COMMANDS).toContain(
       'Exceptions, which read no variable: `check -f`\nand the flags of `crd-patch` other than `--kubeconfig`.',
     );
   });
@@ -185,9 +186,9 @@ describe('README: environment variables', () => {
   });
 });
 
-describe('README: review', () => {
-  it('needs --service-cidr, as the README says', async () => {
-    expect(README).toMatch(/\| `review` \|[^\n]*Needs `--service-cidr`/);
+describe('docs/commands.md: review', () => {
+  it('needs --service-cidr, as docs/commands.md says', async () => {
+    expect(COMMANDS).toMatch(/\| `review` \|[^\n]*Needs `--service-cidr`/);
     const r = await runCli(['review'], { input: '{}', env: { ROUTABILITY_WEBHOOK_SERVICE_CIDR: '' } });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--service-cidr');
@@ -211,16 +212,16 @@ describe('README: review', () => {
     expect(JSON.parse(cli.stdout)).toEqual(res.json());
     expect(cli.stdout).toBe(`${JSON.stringify(res.json(), null, 2)}\n`);
     expect(res.body).toBe(JSON.stringify(res.json()));
-    expect(README).toContain('with the same content (pretty-printed JSON; the server sends it compact)');
+    expect(COMMANDS).toContain('with the same content (pretty-printed JSON; the server sends it compact)');
     await app.close();
   });
 });
 
-describe('README: Node.js version', () => {
+describe('docs/dev/quick-start.md: Node.js version', () => {
   it("states package.json's engines range", () => {
     expect(
-      README.includes(`Node.js \`${pkg.engines.node}\``),
-      `README.md's quick start must say "Node.js \`${pkg.engines.node}\`" (package.json engines.node), and what CI runs on`,
+      QUICK_START.includes(`Node.js \`${pkg.engines.node}\``),
+      `docs/dev/quick-start.md must say "Node.js \`${pkg.engines.node}\`" (package.json engines.node), and what CI runs on`,
     ).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The command examples of README.md, docs/*.md and the chart README, run as a reader would run
- * them, and their shown output compared. Markers (docs/writing-docs.md) say what a block is:
+ * them, and their shown output compared. Markers (docs/dev/writing-docs.md) say what a block is:
  * a file to write, a command to run (and its exit code), the output it prints, or why it cannot
  * run here (it needs a cluster). Every shell block must say one or the other, so a new example
  * cannot slip past.
@@ -44,7 +44,7 @@ describe('every shell example says whether it runs in the doc tests', () => {
       .map(where);
     expect(
       unmarked,
-      'put <!-- doctest: run --> (it runs offline; add <!-- doctest: output --> above a block of what it prints) or <!-- doctest: skip WHY --> right above each of these blocks (docs/writing-docs.md)',
+      'put <!-- doctest: run --> (it runs offline; add <!-- doctest: output --> above a block of what it prints) or <!-- doctest: skip WHY --> right above each of these blocks (docs/dev/writing-docs.md)',
     ).toEqual([]);
   });
 
@@ -87,7 +87,7 @@ describe('every helm upgrade in the docs is safe to paste and checked', () => {
         problems.push(`${doc}: \`${m[1]}\` (resets every other value)`);
     expect(
       problems,
-      'give each helm upgrade --reuse-values (or a values file), and check what a run one renders (docs/writing-docs.md)',
+      'give each helm upgrade --reuse-values (or a values file), and check what a run one renders (docs/dev/writing-docs.md)',
     ).toEqual([]);
   });
 });

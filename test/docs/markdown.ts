@@ -1,21 +1,34 @@
 /**
  * Reads the repository's Markdown for the doc tests: fenced blocks with the `<!-- doctest: … -->`
  * marker (an HTML comment, invisible on GitHub) on the line right above them, and the standalone
- * `setup` markers. The marker language is described in docs/writing-docs.md.
+ * `setup` markers. The marker language is described in docs/dev/writing-docs.md.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
 
-/** Every Markdown file a user reads: README, docs/, the chart README. */
-export function docFiles(): string[] {
-  const docs = readdirSync(join(REPO, 'docs'))
+/** The Markdown pages of one folder of the repository, sorted, as repository paths. */
+function pagesIn(folder: string): string[] {
+  if (!existsSync(join(REPO, folder))) return [];
+  return readdirSync(join(REPO, folder))
     .filter((f) => f.endsWith('.md'))
     .sort()
-    .map((f) => `docs/${f}`);
+    .map((f) => `${folder}/${f}`);
+}
+
+/**
+ * Every Markdown page of the documentation: README, docs/ (for users), docs/dev/ (for people
+ * changing the code), the chart README.
+ */
+export function docFiles(): string[] {
   const chart = 'charts/gateway-routability-webhook/README.md';
-  return ['README.md', ...docs, ...(existsSync(join(REPO, chart)) ? [chart] : [])];
+  return [
+    'README.md',
+    ...pagesIn('docs'),
+    ...pagesIn('docs/dev'),
+    ...(existsSync(join(REPO, chart)) ? [chart] : []),
+  ];
 }
 
 export type Marker =

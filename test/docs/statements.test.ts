@@ -47,11 +47,11 @@ const folder = (name: string) => {
 };
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('README quick start: where `npm start` gets its service ranges', () => {
+describe('docs/dev/quick-start.md: where `npm start` gets its service ranges', () => {
   const emptyHome = join(scratch, 'home');
   const certDir = join(scratch, 'dev-certs');
 
-  it("with no kubeconfig: kubeadm's default range, and the README's two curl lines work", async () => {
+  it("with no kubeconfig: kubeadm's default range, and the quick start's two curl lines work", async () => {
     const dev = startDev(['--cert-dir', certDir], {
       HOME: emptyHome,
       KUBECONFIG: '',
@@ -59,11 +59,11 @@ describe('README quick start: where `npm start` gets its service ranges', () => 
     });
     running.push(dev);
     const { port, healthPort } = await dev.started;
-    expect(read('README.md')).toContain(
+    expect(read('docs/dev/quick-start.md')).toContain(
       "kubeadm's default `10.96.0.0/12` when there is no usable kubeconfig",
     );
     // The quick start's own curl lines, pointed at this server's ports.
-    const readme = read('README.md');
+    const readme = read('docs/dev/quick-start.md');
     const block = /```sh\n(curl -sk https:\/\/localhost:8443[\s\S]*?)```/.exec(readme)![1]!;
     const script = block
       .replaceAll('localhost:8443', `localhost:${port}`)
@@ -99,10 +99,10 @@ describe('README quick start: where `npm start` gets its service ranges', () => 
     expect(answer.status).toBe(503);
     const ready = await httpGet(healthPort, '/readyz');
     expect(ready.status).toBe(503);
-    expect(read('README.md')).toContain(
+    expect(read('docs/dev/quick-start.md')).toContain(
       'While a configured\ncluster cannot be reached, `/validate` answers 503 and `/readyz` says why.',
     );
-    // …and the README's way out: give the range (and, as a kubeconfig is set, the GEP revision).
+    // …and the quick start's way out: give the range (and, as a kubeconfig is set, the GEP revision).
     const given = startDev(
       ['--cert-dir', certDir, '--service-cidr', '10.96.0.0/12', '--gep-revision', 'provisional'],
       {
@@ -113,8 +113,8 @@ describe('README quick start: where `npm start` gets its service ranges', () => 
     running.push(given);
     const ports = await given.started;
     expect((await httpsPost(ports.port, '/validate', readFileSync(FIXTURE))).status).toBe(200);
-    expect(read('README.md')).toContain('`npm start -- --service-cidr 10.96.0.0/12`');
-    expect(read('README.md')).toContain('`--gep-revision provisional`');
+    expect(read('docs/dev/quick-start.md')).toContain('`npm start -- --service-cidr 10.96.0.0/12`');
+    expect(read('docs/dev/quick-start.md')).toContain('`--gep-revision provisional`');
   }, 90_000);
 
   it('metrics.md and operations.md: no service_ranges series under --dev with the built-in range, one with --service-cidr', async () => {
@@ -142,7 +142,7 @@ describe('README quick start: where `npm start` gets its service ranges', () => 
   }, 90_000);
 });
 
-describe('log levels (operations.md, reliability.md, install.md)', () => {
+describe('log levels (operations.md, reliability.md, install-reference.md)', () => {
   let certs: CertFiles;
   let server: RunningServer;
 
@@ -181,14 +181,21 @@ describe('log levels (operations.md, reliability.md, install.md)', () => {
     expect([...levels]).toEqual([40]);
 
     // Every `"level":N` a doc tells the reader to grep for is that level.
-    for (const doc of ['docs/operations.md', 'docs/reliability.md', 'docs/install.md', 'README.md']) {
+    for (const doc of [
+      'docs/operations.md',
+      'docs/dev/reliability.md',
+      'docs/install.md',
+      'docs/install-reference.md',
+      'README.md',
+      'docs/commands.md',
+    ]) {
       for (const m of read(doc).matchAll(/"level":(\d+)/g))
         expect(`${doc}: ${m[0]}`).toBe(`${doc}: "level":40`);
     }
-    expect(read('docs/reliability.md')).toMatch(
+    expect(read('docs/dev/reliability.md')).toMatch(
       /refused requests\n\s*\(undecodable reviews, over-limit bodies, wrong content type\) at level 40/,
     );
-    expect(read('docs/install.md')).toContain('at level 40 (`warn`)');
+    expect(read('docs/install-reference.md')).toContain('at level 40 (`warn`)');
   }, 90_000);
 
   it('a replica that does not know the ranges answers 503 without a log line per request', async () => {

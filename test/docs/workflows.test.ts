@@ -1,6 +1,6 @@
 /**
  * The GitHub Actions workflows are valid (action-validator checks them against the workflow
- * schema, offline), and the release workflow's own shell steps do what docs/install.md says.
+ * schema, offline), and the release workflow's own shell steps do what docs/install-reference.md says.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,7 +80,7 @@ describe('release.yml', () => {
   const OWNER = 'Gateway-Routability-Webhook';
   const image = 'ghcr.io/gateway-routability-webhook/gateway-routability-webhook';
 
-  it("tags the image X.Y.Z and X.Y under the chart's image.repository, as docs/install.md says", async () => {
+  it("tags the image X.Y.Z and X.Y under the chart's image.repository, as docs/install-reference.md says", async () => {
     const tags = await step('image', 'Tags', {
       GITHUB_REF_NAME: `v${chartVersion}`,
       GITHUB_REPOSITORY_OWNER: OWNER,
@@ -95,7 +95,7 @@ describe('release.yml', () => {
     expect(charts.output).toContain('charts=oci://ghcr.io/gateway-routability-webhook/charts\n');
     expect(JSON.stringify(workflow.jobs.chart.steps)).toContain('${{ steps.coordinates.outputs.charts }}');
     expect(JSON.stringify(workflow.jobs.image.steps)).toContain('${{ steps.tags.outputs.tags }}');
-    const install = readFileSync(join(REPO, 'docs', 'install.md'), 'utf8').replace(/\s+/g, ' ');
+    const install = readFileSync(join(REPO, 'docs', 'install-reference.md'), 'utf8').replace(/\s+/g, ' ');
     expect(install).toContain(`pushes it to \`${image}\` with the tags \`X.Y.Z\` and \`X.Y\``);
   });
 

@@ -1,7 +1,7 @@
 /**
  * `--output sarif`: every shape the log takes (violations, warnings only, a clean run, unreadable
  * input; the audit's) is valid SARIF 2.1.0 by the OASIS committee's schema, read from the
- * package that ships it (docs/decisions.md says which and why); results sit exactly where the
+ * package that ships it (docs/dev/decisions.md says which and why); results sit exactly where the
  * text output puts them; fingerprints survive unrelated edits.
  */
 import { readFileSync } from 'node:fs';

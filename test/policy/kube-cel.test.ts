@@ -117,7 +117,7 @@ describe("upstream's CRD rule (experimental revision) under the real evaluator",
     expect(TABLE.cases.some((c) => !c.crdAccepts)).toBe(true);
   });
 
-  it('accepts a 64-character prefix label (no per-label cap: the engine and the policy agree, docs/decisions.md)', () => {
+  it('accepts a 64-character prefix label (no per-label cap: the engine and the policy agree, docs/dev/decisions.md)', () => {
     expect(value(UPSTREAM_ROUTABILITY_RULE, { self: `${'a'.repeat(64)}.example.com/Wan` })).toBe(true);
     expect(value(UPSTREAM_ROUTABILITY_RULE, { self: 'Example.com/Wan' })).toBe(false);
   });

@@ -227,7 +227,7 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** What one fault did, for the assertion messages and docs/reliability.md's table. */
+/** What one fault did, for the assertion messages and docs/dev/reliability.md's table. */
 export interface FaultFigures {
   readonly fault: string;
   readonly reviews: number;

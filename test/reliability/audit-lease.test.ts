@@ -47,7 +47,7 @@ const EXTRA = serviceCidr('extra', ['10.100.0.0/16']);
 let fake: FakeApiServer;
 let reports: FakeReports;
 const served = new Map<string, ServingAgainstApi>();
-/** What each test measured, printed at the end (docs/reliability.md). */
+/** What each test measured, printed at the end (docs/dev/reliability.md). */
 const figures: Record<string, unknown> = {};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 /**
- * The bad-request catalogue (docs/reliability.md lists the same rows): every
+ * The bad-request catalogue (docs/dev/reliability.md lists the same rows): every
  * odd body or request over real HTTPS gets its documented answer — a 200 review
  * with the request's uid, 400, 404 or 413 — and a good review right after it is
  * still answered correctly.
@@ -26,7 +26,7 @@ type Expect = 200 | 'allowed' | 'denied' | 'patched' | 400 | 404 | 413;
 
 interface Case {
   readonly name: string;
-  /** What docs/reliability.md promises. */
+  /** What docs/dev/reliability.md promises. */
   readonly expect: Expect;
   /** For 200: the uid the answer must carry (default: the review's own). */
   readonly uid?: string;

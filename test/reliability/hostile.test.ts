@@ -10,7 +10,7 @@
  * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_NODE_ARGS).
  *
  * Scales here are chosen to run in about a minute on 2 cores; `npm run attack`
- * runs the issue's full sizes (bench/attack.ts) and docs/reliability.md has both.
+ * runs the issue's full sizes (bench/attack.ts) and docs/dev/reliability.md has both.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -119,7 +119,7 @@ describe('hostile clients (default caps)', () => {
     // bodies stays until V8 collects: peak 153-194 MiB on Node 24 (of which ~79 MiB are pages of the
     // node binary; anonymous 74-115 MiB), 106-113 MiB on Node 20. Bound: 7/8 of the chart's limit,
     // 30 MiB above the worst run seen. In a real 256 MiB cgroup (podman --memory=256m, the image, the
-    // chart's flags) the cgroup's usage peaked at 93-130 MiB (docs/reliability.md).
+    // chart's flags) the cgroup's usage peaked at 93-130 MiB (docs/dev/reliability.md).
     expectHeld(report, served, 224);
     const answered = (report.statuses['200'] ?? 0) + (report.statuses['429'] ?? 0);
     expect(answered).toBe(16);

@@ -27,13 +27,15 @@ interface Coordinates {
 }
 const coordinates = releaseCoordinates as (files?: { read(path: string): string }) => Coordinates;
 
-/** Every Markdown file a user reads: README, docs/, the chart README. */
+/** Every Markdown page of the documentation: README, docs/, docs/dev/, the chart README. */
 const docs = [
   'README.md',
   `${CHART}/README.md`,
-  ...readdirSync(join(REPO, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
+  ...['docs', 'docs/dev'].flatMap((folder) =>
+    readdirSync(join(REPO, folder))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `${folder}/${f}`),
+  ),
 ];
 
 describe('one version', () => {
@@ -83,8 +85,8 @@ describe('one image', () => {
     expect(text, doc).not.toContain('ghcr.io/<owner>');
   });
 
-  it('install.md says what is published where', () => {
-    const install = read('docs/install.md').replace(/\s+/g, ' ');
+  it('install-reference.md says what is published where', () => {
+    const install = read('docs/install-reference.md').replace(/\s+/g, ' ');
     expect(install).toContain(
       `| the image, linux/amd64 and linux/arm64 | \`${IMAGE}\`, tags \`X.Y.Z\` and \`X.Y\``,
     );

@@ -41,7 +41,7 @@ describe('checkRoutabilitySyntax', () => {
     ['', 'experimental', undefined],
     ['Cluster', 'experimental', undefined],
     ['example.com/CorpWan', 'experimental', undefined],
-    // No 63-character cap per label, as upstream's dns1123Subdomain (docs/decisions.md).
+    // No 63-character cap per label, as upstream's dns1123Subdomain (docs/dev/decisions.md).
     [`${'a'.repeat(64)}.example/x`, 'experimental', undefined],
     ['notk8s.io/scope', 'experimental', undefined],
     [7, 'experimental', 'Invalid value: 7: must be a string'],

@@ -205,7 +205,7 @@ export const rows: Row[] = [
       want: [`RoutabilityUnsupported@${A0}.routability`],
     }),
   ),
-  // docs/decisions.md: a prefix label over 63 characters is valid, as upstream's dns1123Subdomain has it.
+  // docs/dev/decisions.md: a prefix label over 63 characters is valid, as upstream's dns1123Subdomain has it.
   ...['provisional', 'experimental'].map((revision): Row => ({
     name: `${revision}: a 64-character prefix label is accepted`,
     spec: [{ routability: `${'a'.repeat(64)}.example.com/Wan` }],
