@@ -1,5 +1,5 @@
 /**
- * Every link of the pages a user reads (README.md, CONTRIBUTING.md, CHANGELOG.md, SECURITY.md, docs/*.md,
+ * Every link of the pages a user reads (README.md, CONTRIBUTING.md, CHANGELOG.md, SECURITY.md, docs/*.md, docs/dev/*.md,
  * the chart README)
  * leads somewhere: a relative link to a file of the repository that exists, and an anchor
  * (`#section`, in the same page or another) to a heading of that page, spelled as GitHub spells
@@ -91,14 +91,19 @@ describe('links and anchors', () => {
     );
   });
 
-  it("README's Documentation list links every page of docs/", () => {
+  it("every page of docs/ is linked from the README's Getting started list or the docs/README.md index", () => {
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-    const index = readme.slice(readme.indexOf('\n## Documentation\n'));
-    const listed = new Set([...index.matchAll(/\]\((docs\/[^)#]+\.md)\)/g)].map((m) => m[1]!));
+    const start = readme.slice(readme.indexOf('\n## Getting started\n'));
+    const index = readFileSync(join(REPO, 'docs', 'README.md'), 'utf8');
+    const listed = new Set([
+      ...[...start.matchAll(/\]\((docs\/[^)#]+\.md)\)/g)].map((m) => m[1]!),
+      ...[...index.matchAll(/\]\(([^)#:]+\.md)\)/g)].map((m) => `docs/${m[1]!}`),
+      'docs/README.md',
+    ]);
     const pages = docFiles().filter((d) => d.startsWith('docs/'));
     expect(
       pages.filter((p) => !listed.has(p)),
-      'add each page to the Documentation list at the end of README.md',
+      "add each reference page to docs/README.md (a page of the new user's path: README § Getting started)",
     ).toEqual([]);
   });
 

@@ -126,6 +126,6 @@ describe('docs/verify-release.md and release.yml agree', () => {
     expect(security).toContain('(docs/verify-release.md)');
     expect(security).toContain(identity('vX.Y.Z'));
     expect(security).toContain(ISSUER);
-    expect(read('README.md')).toContain('[docs/verify-release.md](docs/verify-release.md)');
+    expect(read('docs/README.md')).toContain('[verify-release.md](verify-release.md)');
   });
 });
