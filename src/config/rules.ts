@@ -1,8 +1,8 @@
 /**
- * The flags every command that runs the rules shares (serve, review, check),
+ * The flags every command that runs the rules shares (serve, review, check, audit),
  * their validation, and the engine context built from them. A new rule flag
  * is declared in RULE_FLAGS, validated in ruleSettingsFrom and carried into
- * RuleContext by ruleContext: the three commands then take it alike.
+ * RuleContext by ruleContext: the four commands then take it alike.
  */
 import { ServiceRanges } from '../rules/index.js';
 import { ROUTABILITY_MAX_LENGTH } from '../rules/index.js';

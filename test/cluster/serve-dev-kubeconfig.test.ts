@@ -20,7 +20,7 @@ import {
 } from '../support/server-process.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
-/** The request the README's quick start sends: a Cluster address outside 10.96.0.0/12. */
+/** The request the quick start (docs/dev/quick-start.md) sends: a Cluster address outside 10.96.0.0/12. */
 const README_EXAMPLE = readFileSync(
   join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json'),
 );

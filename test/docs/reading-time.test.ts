@@ -4,7 +4,7 @@
  * at 200 words a minute. Words are what a reader reads: prose, headings, table cells, link texts and
  * inline code; fenced blocks (commands to copy, output, diagrams) and HTML comments (the doc tests'
  * markers) are not counted, nor link targets. Reference detail belongs on the reference pages the
- * path links (README § Documentation), which are not on the path.
+ * path links (listed in docs/README.md), which are not on the path.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
