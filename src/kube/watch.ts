@@ -1,5 +1,5 @@
 /**
- * One cluster-scoped resource kept in memory with client-node's informer
+ * One cluster-scoped resource kept in memory with an informer (informer.ts)
  * (list, then watch; the informer relists by itself on 410 Gone). On any other
  * error the informer stops: this wrapper starts a fresh one with capped
  * exponential backoff (±20 % jitter, never sooner than a Retry-After) while
@@ -10,8 +10,7 @@
  * falls back through API versions (v1 → v1beta1) when a version answers 404
  * before ever listing, and reports "absent" when none is served.
  */
-import { ListWatch, Watch } from '@kubernetes/client-node';
-import type { Informer, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import { Informer, type KubernetesListObject, type KubernetesObject, type Watcher } from './informer.js';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { asRecord, own } from '../json/record.js';
@@ -106,17 +105,16 @@ function passOn(
 }
 
 /**
- * The informer's watch: client-node's Watch interface, on the kube client's
- * transport (credentials, pools, the start deadline) and a bounded line
- * reader (src/kube/watch-lines.ts) instead of client-node's, which skips
- * lines it cannot parse and holds a line of any length. It can be stopped
- * while its request is still being opened (ListWatch.stop() aborts only a
+ * The informer's watch, on the kube client's transport (credentials, pools,
+ * the start deadline) and a bounded line reader (src/kube/watch-lines.ts),
+ * which refuses a line it cannot parse or of any length. It can be stopped
+ * while its request is still being opened (Informer.stop() aborts only a
  * request it already holds), and it never lets a server make it loop: a
  * watch that ends within a second without an event, an ERROR event other
  * than 410, and a second 410 within 10 s end with an error (the watcher
  * restarts after backoff); one 410 relists at once.
  */
-class StoppableWatch extends Watch {
+class StoppableWatch implements Watcher {
   private stopped = false;
   private readonly controllers = new Set<AbortController>();
   private lastGoneAt = -Infinity;
@@ -126,13 +124,11 @@ class StoppableWatch extends Watch {
     private readonly client: KubeClient,
     private readonly timeoutMs: number,
     private readonly startMs: number,
-  ) {
-    super(client.config);
-  }
+  ) {}
 
-  override async watch(
+  async watch(
     path: string,
-    queryParams: Record<string, string | number | boolean | undefined>,
+    queryParams: Record<string, string | undefined>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
@@ -214,10 +210,7 @@ class StoppableWatch extends Watch {
   }
 }
 
-/**
- * An informer (client-node's ListWatch, which is what makeInformer builds)
- * on a StoppableWatch.
- */
+/** An informer on a StoppableWatch. */
 function makeStoppableInformer<T extends KubernetesObject>(
   client: KubeClient,
   path: string,
@@ -227,10 +220,9 @@ function makeStoppableInformer<T extends KubernetesObject>(
     readonly watchTimeoutMs: number;
     readonly startTimeoutMs: number;
   },
-): { informer: Informer<T> & ObjectCache<T>; stop: () => void } {
+): { informer: Informer<T>; stop: () => void } {
   const watch = new StoppableWatch(client, opts.watchTimeoutMs, opts.startTimeoutMs);
-  const fieldSelector = opts.fieldSelector;
-  const informer = new ListWatch<T>(path, watch, list, false, undefined, fieldSelector);
+  const informer = new Informer<T>({ path, watch, list, fieldSelector: opts.fieldSelector });
   return {
     informer,
     stop: () => {
@@ -350,7 +342,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   private generation = 0;
   private current: { stop: () => void } | undefined;
   /** The informer whose cache holds the data in use: the last one that listed. */
-  private data: { informer: ObjectCache<T>; version: string } | undefined;
+  private data: { informer: Informer<T>; version: string } | undefined;
   private failures = 0;
   private restarts = 0;
   private lastErrorText: string | undefined;
@@ -441,7 +433,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   }
 
   /** The informer's list call: lists, and makes that list the data in use. */
-  private lister(version: string, path: string, live: () => boolean, cache: () => ObjectCache<T>) {
+  private lister(version: string, path: string, live: () => boolean, cache: () => Informer<T>) {
     return async (): Promise<KubernetesListObject<T>> => {
       const list = await withTimeout(
         listResource<T>(this.opts.client, {
@@ -477,10 +469,10 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     const version = this.opts.versions[this.versionIndex]!;
     const path = `/apis/${this.opts.group}/${version}/${this.opts.resource}`;
     const live = (): boolean => gen === this.generation && this.watchState !== 'stopped';
-    const made: { informer: Informer<T> & ObjectCache<T>; stop: () => void } = makeStoppableInformer<T>(
+    const made: { informer: Informer<T>; stop: () => void } = makeStoppableInformer<T>(
       this.opts.client,
       path,
-      this.lister(version, path, live, (): ObjectCache<T> => made.informer),
+      this.lister(version, path, live, (): Informer<T> => made.informer),
       {
         fieldSelector: this.opts.fieldSelector,
         watchTimeoutMs: this.backoff.watchTimeoutMs,
