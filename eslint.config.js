@@ -40,7 +40,7 @@ const WALLS = {
   kube: {
     src: 'json error-text.ts',
     packages:
-      '@kubernetes/client-node pino prom-client node:fs node:http node:https node:os node:path node:stream',
+      '@kubernetes/client-node pino prom-client node:fs node:http node:https node:os node:path node:stream node:child_process node:net yaml',
   },
   policy: { src: 'rules', packages: '' },
   // The engine is pure: no I/O, no Node built-ins, no transport; entered through rules/index.ts.

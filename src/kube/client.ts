@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kubeconfig-model.js';
 import { readBoundedBody } from './body.js';
 import { BadAnswerError, KubeApiError } from './errors.js';
 

@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kubeconfig-model.js';
 import { describeKubeconfigSource, findKubeconfig, type KubeconfigOptions } from './kubeconfig-source.js';
 import type { KubeconfigSource } from './kubeconfig-source.js';
 

@@ -6,7 +6,7 @@
  * cluster here" apart from "a cluster that does not answer".
  */
 import { existsSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './kubeconfig-model.js';
 import {
   describeKubeconfigSource,
   findKubeconfig,

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { kubeClient } from '../../src/kube/client.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { gatewayPageFetcher, gatewayPages, type FetchGatewayPage } from '../../src/audit/gateway-pages.js';
 import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
 import type { JudgedGateway } from '../../src/findings/evaluate.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { kubeClient } from '../../src/kube/client.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { startLeaderElector, type LeaderElector } from '../../src/cluster/lease.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { capturingLogger } from './helpers.js';

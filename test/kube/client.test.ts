@@ -7,7 +7,7 @@
  * stream itself lasts as long as the server sends.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kubeClient, type KubeClient } from '../../src/kube/client.js';
 import { BadAnswerError, KubeApiError } from '../../src/kube/errors.js';
