@@ -229,7 +229,7 @@ describe.skipIf(skipReason !== undefined)('default values', () => {
       name: role.metadata.name,
     });
     const env = one(docs, 'Deployment').spec.template.spec.containers[0].env;
-    expect(env.map((e: { name: string }) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE']);
+    expect(env.map((e: { name: string }) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'NODE_OPTIONS']);
   });
 
   describe('ValidatingWebhookConfiguration', () => {
@@ -670,6 +670,21 @@ describe.skipIf(skipReason !== undefined)('partial overrides', () => {
   it('extraArgs are appended after the chart flags', async () => {
     const docs = await render({ setJson: { 'webhook.extraArgs': ['--some-future-flag=1'] } });
     expect(container(docs).args.at(-1)).toBe('--some-future-flag=1');
+  });
+
+  it.each([
+    ['the default', {}, ['--max-semi-space-size=2 --max-old-space-size=192']],
+    ['another value', { 'webhook.nodeOptions': '--max-old-space-size=96' }, ['--max-old-space-size=96']],
+    ['empty: none', { 'webhook.nodeOptions': '' }, []],
+    [
+      'extraEnv setting it: that one, once',
+      { 'webhook.extraEnv': [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }] },
+      ['--max-old-space-size=64'],
+    ],
+  ])('NODE_OPTIONS from webhook.nodeOptions: %s', async (_what, setJson, expected) => {
+    const docs = await render({ setJson });
+    const env = container(docs).env as Array<{ name: string; value?: string }>;
+    expect(env.filter((e) => e.name === 'NODE_OPTIONS').map((e) => e.value)).toEqual(expected);
   });
 });
 
