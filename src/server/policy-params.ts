@@ -2,7 +2,7 @@
  * `serve --policy-params NAMESPACE/NAME`: starts the params sync
  * (params-sync.ts) with the cluster's credentials, the rule inputs and
  * the audit's Lease. Its two counters are always registered, so /metrics
- * lists them (at 0) without the flag too.
+ * lists them (at 0) without the flag too; the sync itself is loaded only with it.
  */
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
@@ -10,7 +10,7 @@ import type { ServerAudit } from '../audit/server.js';
 import type { ServeConfig } from '../config/serve.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import { oneLine } from '../kube/errors.js';
-import { startParamsSync, type ParamsSync, type ParamsSyncMetrics } from './params-sync.js';
+import type { ParamsSync, ParamsSyncMetrics } from './params-sync.js';
 
 function paramsSyncMetrics(registry: Registry): ParamsSyncMetrics {
   return {
@@ -53,9 +53,11 @@ export async function startPolicyParams(
     return { describe: () => ({ enabled: false, reason }), stop: () => undefined };
   };
   if (parts.noCluster !== undefined) return off('no cluster (--dev ignored the kubeconfig)');
-  const [{ loadKubeconfig }, { kubeClient }] = await Promise.all([
+  // The sync (and with it the policy generator) is loaded only when the flag asks for it.
+  const [{ loadKubeconfig }, { kubeClient }, { startParamsSync }] = await Promise.all([
     import('../kube/kubeconfig.js'),
     import('../kube/client.js'),
+    import('./params-sync.js'),
   ]);
   let client;
   try {
