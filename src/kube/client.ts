@@ -1,8 +1,8 @@
 /**
  * The one way to send a request to the API server (every call that is not an
- * informer's watch). Credentials, TLS and proxies come from client-node's
- * KubeConfig, applied per request (service-account tokens and exec plugins
- * rotate); the sockets are kept alive in one pool per set of TLS material (a
+ * informer's watch). Credentials, TLS and proxies come from the kubeconfig
+ * (kubeconfig-model.ts), applied per request (service-account tokens and exec
+ * plugins rotate); the sockets are kept alive in one pool per set of TLS material (a
  * rotated client certificate gets a fresh pool); every request has a deadline
  * by AbortSignal and a bounded answer; a non-2xx answer is one KubeApiError
  * (status, body, Retry-After). Answers are returned as the JSON the server
@@ -89,7 +89,7 @@ export interface KubeClientOptions {
 }
 
 export interface KubeClient {
-  /** The credentials, for client-node's informers (watches). */
+  /** The credentials the client applies per request. */
   readonly config: KubeConfig;
   /** The server URL, for logs. */
   readonly server: string;
@@ -124,7 +124,7 @@ class AgentPool {
 
   /** The pool for these credentials; a rotated client certificate gets a fresh one. */
   agentFor(opts: https.RequestOptions): http.Agent {
-    // A proxy needs client-node's own agent (it knows the proxy kinds).
+    // A proxy needs client-node's own agent (it knows the proxy kinds; kubeconfig-auth.ts).
     if (this.proxied && opts.agent) return opts.agent as http.Agent;
     const tls = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername];
     if (this.pool && this.pool.tls.every((v, i) => sameBytes(v, tls[i]))) return this.pool.agent;
@@ -150,7 +150,7 @@ class AgentPool {
   }
 }
 
-/** The request headers client-node's credentials call for (token, exec plugin, basic auth). */
+/** The request headers the credentials call for (token, exec plugin, basic auth). */
 function headersOf(
   opts: https.RequestOptions,
   payload: string | undefined,
