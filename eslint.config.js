@@ -13,18 +13,14 @@ import tseslint from 'typescript-eslint';
 const WALLS = {
   admission: { src: 'json', packages: 'ajv' },
   audit: {
-    src: 'cluster config findings inputs json kube rules',
+    src: 'config findings inputs json kube rules',
     packages: 'node:fs node:os pino prom-client',
   },
   certs: { src: '', packages: 'node:crypto node:fs/promises node:path selfsigned' },
-  check: { src: 'cluster config findings rules io.ts', packages: 'node:fs node:path yaml' },
+  check: { src: 'config findings inputs rules io.ts', packages: 'node:fs node:path yaml' },
   cli: {
     src: 'admission audit certs check config crd findings kube policy rules server verify webhooks error-text.ts io.ts',
     packages: 'node:fs node:fs/promises node:path node:url pino yaml',
-  },
-  cluster: {
-    src: 'config crd json kube rules readiness.ts',
-    packages: '@kubernetes/client-node pino prom-client',
   },
   config: { src: 'rules error-text.ts', packages: 'node:util' },
   crd: { src: 'json rules', packages: '' },
@@ -35,7 +31,11 @@ const WALLS = {
     packages:
       'fastify pino prom-client node:crypto node:fs node:fs/promises node:http node:https node:net node:path node:stream node:tls',
   },
-  inputs: { src: 'cluster config rules readiness.ts', packages: '' },
+  // What the rules read from the cluster or the flags: ranges/, allocations/, revision/, and the front.
+  inputs: {
+    src: 'config crd json kube rules readiness.ts',
+    packages: '@kubernetes/client-node pino prom-client',
+  },
   json: { src: '', packages: '' },
   kube: {
     src: 'json error-text.ts',
@@ -46,7 +46,7 @@ const WALLS = {
   // The engine is pure: no I/O, no Node built-ins, no transport; entered through rules/index.ts.
   rules: { src: 'json', packages: 'ipaddr.js' },
   server: {
-    src: 'audit certs cluster config http inputs kube policy readiness.ts',
+    src: 'audit certs config http inputs kube policy readiness.ts',
     packages: 'pino prom-client node:fs node:https node:net node:path node:tls',
   },
   // verify: proves admission on a live cluster with dry runs; expected texts from the rule catalogue.

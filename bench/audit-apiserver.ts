@@ -8,7 +8,7 @@
  * range) and one ServiceCIDR, then prints one JSON line
  * `{"kubeconfig": "...", "url": "..."}` and serves until stdin closes.
  */
-import { FakeApiServer, gateway, serviceCidr } from '../test/cluster/fake-apiserver.js';
+import { FakeApiServer, gateway, serviceCidr } from '../test/kit/fake-apiserver.js';
 
 export const SERVICE_RANGE = '10.96.0.0/16';
 

@@ -37,7 +37,7 @@ import {
   type CertFiles,
   type Child,
 } from './lib/servers.js';
-import { gateway } from '../test/cluster/fake-apiserver.js';
+import { gateway } from '../test/kit/fake-apiserver.js';
 import { POD_NODE_ARGS } from './lib/attacks.js';
 
 const SIZES = (process.env['AUDIT_SIZES'] ?? '1000,10000').split(',').map(Number);

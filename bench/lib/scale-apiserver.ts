@@ -5,7 +5,7 @@
  * ServiceCIDRs, list (the whole list at once, as the API server answers a
  * list without `limit`), watch, GET by name, IPAddress MODIFIED events at a
  * set rate, and a forced relist (410 Gone on the open watches). The test
- * fake (test/cluster/fake-apiserver.ts) keeps every object and its history,
+ * fake (test/kit/fake-apiserver.ts) keeps every object and its history,
  * which is right for tests and too heavy for 100,000 objects.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

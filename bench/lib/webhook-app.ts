@@ -12,7 +12,7 @@ import type PinoModule from 'pino';
 import type * as PromClient from 'prom-client';
 import type * as AppModule from '../../src/http/app.js';
 import type * as MetricsModule from '../../src/http/metrics.js';
-import type * as StaticModule from '../../src/cluster/static-source.js';
+import type * as StaticModule from '../../src/inputs/ranges/static-source.js';
 import type * as NetworksModule from '../../src/rules/networks.js';
 import type * as InputsModule from '../../src/inputs/rule-inputs.js';
 import { SERVICE_CIDRS } from './servers.js';
@@ -43,7 +43,10 @@ export async function webhookParts(root: string, logLevel: string): Promise<Webh
   const load = async <T>(relative: string) =>
     (await import(pathToFileURL(join(root, 'dist', relative)).href)) as T;
   const { createServerMetrics } = await load<typeof MetricsModule>('http/metrics.js');
-  const { staticSources } = await load<typeof StaticModule>('cluster/static-source.js');
+  // A build from before issue 40 (a before/after comparison) has it under cluster/.
+  const { staticSources } = await load<typeof StaticModule>('inputs/ranges/static-source.js').catch(() =>
+    load<typeof StaticModule>('cluster/static-source.js'),
+  );
   const { ServiceRanges } = await load<typeof NetworksModule>('rules/networks.js');
   const { ruleInputs } = await load<typeof InputsModule>('inputs/rule-inputs.js');
   const pino = (await import(pathToFileURL(join(root, 'node_modules', 'pino', 'pino.js')).href)) as {

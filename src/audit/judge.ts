@@ -2,7 +2,7 @@
  * The audit's judge: the same evaluation `check` runs on a manifest, on a Gateway read from the
  * cluster. It hands back who the Gateway is with its findings, so the pass reads the identity once.
  */
-import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefetch.js';
 import { evaluateGateway } from '../findings/evaluate.js';
 import type { RuleContext } from '../rules/index.js';
 import type { JudgeGateway } from './pass.js';

@@ -7,7 +7,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
-import type * as ClusterIndex from '../cluster/index.js';
+import type { loadKubeconfig as LoadKubeconfig } from '../kube/kubeconfig.js';
+import { startLeaderElector } from '../kube/lease.js';
 import { kubeClient, type KubeClient } from '../kube/client.js';
 import { findKubeconfig, NO_KUBECONFIG_REASON } from '../kube/kubeconfig-source.js';
 import { gatewayPageFetcher, gatewayPages } from './gateway-pages.js';
@@ -61,16 +62,13 @@ function off(reason: string): ServerAudit {
   };
 }
 
-type ClusterModule = typeof ClusterIndex;
-
 /**
- * The cluster module and its credentials, or why there is no cluster to audit.
+ * The cluster's credentials and a client, or why there is no cluster to audit.
  * Without credentials the Kubernetes client is never loaded.
  */
 async function loadCluster(deps: ServerAuditDeps): Promise<
   | {
-      readonly cluster: ClusterModule;
-      readonly loaded: ReturnType<ClusterModule['loadKubeconfig']>;
+      readonly loaded: ReturnType<typeof LoadKubeconfig>;
       readonly client: KubeClient;
     }
   | { readonly reason: string }
@@ -82,10 +80,10 @@ async function loadCluster(deps: ServerAuditDeps): Promise<
   };
   if (deps.noCluster !== undefined) return { reason: 'no cluster to audit (--dev ignored the kubeconfig)' };
   if (!findKubeconfig(where)) return { reason: `no cluster to audit: ${NO_KUBECONFIG_REASON}` };
-  const cluster = await import('../cluster/index.js');
+  const { loadKubeconfig } = await import('../kube/kubeconfig.js');
   try {
-    const loaded = cluster.loadKubeconfig(where);
-    return { cluster, loaded, client: kubeClient(loaded.kc) };
+    const loaded = loadKubeconfig(where);
+    return { loaded, client: kubeClient(loaded.kc) };
   } catch (err) {
     return { reason: `no cluster to audit: ${(err as Error).message}` };
   }
@@ -104,13 +102,13 @@ function reportWriter(mode: AuditReportsMode, client: KubeClient, logger: Logger
 
 /** The audit Lease's elector in this pod's namespace; `onChange` hears every change of leadership. */
 function startElection(
-  found: { readonly cluster: ClusterModule; readonly client: KubeClient },
+  found: { readonly client: KubeClient },
   deps: ServerAuditDeps,
   log: Logger,
   onChange: (leader: boolean) => void,
 ) {
   const who = leaseIdentity(deps.env ?? process.env);
-  const elector = found.cluster.startLeaderElector({
+  const elector = startLeaderElector({
     client: found.client,
     namespace: who.namespace,
     name: deps.leaseName,

@@ -4,17 +4,17 @@
  * the GEP-5093 revision from its Gateway CRD). The Kubernetes client is
  * loaded only in the latter case, so a plain `check` never pays for it.
  */
-import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
-import type { RevisionDecision } from '../cluster/crd-revision-decision.js';
-import type { AllocatedIPSource } from '../cluster/types.js';
-import type { ClusterSnapshot as FullSnapshot } from '../cluster/snapshot.js';
+import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefetch.js';
+import type { RevisionDecision } from '../inputs/revision/crd-revision-decision.js';
+import type { AllocatedIPSource } from '../inputs/allocations/types.js';
+import type { ClusterSnapshot as FullSnapshot } from '../inputs/snapshot.js';
 import { offlineRevision, ruleContext } from '../config/rules.js';
 import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';
 
 /**
- * The part of src/cluster's snapshot a check uses: the ranges, the allocated-IP
+ * The part of src/inputs' snapshot a check uses: the ranges, the allocated-IP
  * lookups (absent when the cluster has no IPAddress API) and, asked for with
  * readGepRevision, the revision (undefined when undecidable) and why.
  */
@@ -28,9 +28,9 @@ export type ReadClusterSnapshot = (options: {
   readGepRevision?: boolean;
 }) => Promise<ClusterSnapshot>;
 
-/** Loads src/cluster (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
+/** Loads src/inputs/snapshot.ts (and with it @kubernetes/client-node) only when --from-cluster asks for it. */
 async function loadClusterReader(): Promise<ReadClusterSnapshot> {
-  return (await import('../cluster/index.js')).readClusterSnapshot;
+  return (await import('../inputs/snapshot.js')).readClusterSnapshot;
 }
 
 export type Resolved =
@@ -109,9 +109,9 @@ export async function resolveContext(
       usage: true,
     };
   }
-  // Loaded with the cluster reader only: a plain check imports nothing from src/cluster.
+  // Loaded with the cluster reader only: a plain check imports nothing that reads the cluster.
   const prefetch = source
-    ? (await import('../cluster/allocation-prefetch.js')).allocationPrefetch(source)
+    ? (await import('../inputs/allocations/allocation-prefetch.js')).allocationPrefetch(source)
     : undefined;
   return {
     ok: true,

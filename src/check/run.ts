@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isScalar, type Document, type Node } from 'yaml';
-import type { AllocationPrefetch } from '../cluster/allocation-prefetch.js';
+import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefetch.js';
 import type { RuleContext } from '../rules/index.js';
 import { readDocuments } from './documents.js';
 import { evaluateGateway } from '../findings/evaluate.js';

@@ -7,10 +7,10 @@
  * the revision takes effect on the next review); `onChange` tells the audit
  * when the ranges or the revision change, instead of it polling for it.
  */
-import { allocationPrefetch, type AllocationPrefetch } from '../cluster/allocation-prefetch.js';
-import type { RevisionSource } from '../cluster/crd-revision-source.js';
-import { allocatedIPsComponent, serviceRangesComponent } from '../cluster/health.js';
-import type { ClusterSources } from '../cluster/types.js';
+import { allocationPrefetch, type AllocationPrefetch } from './allocations/allocation-prefetch.js';
+import type { RevisionSource } from './revision/crd-revision-source.js';
+import { allocatedIPsComponent, serviceRangesComponent } from './health.js';
+import type { ClusterSources } from './ranges/types.js';
 import { offlineRevision, ruleContext, type RuleSettings } from '../config/rules.js';
 import { sourceComponent, type HealthComponent } from '../readiness.js';
 import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';

@@ -1,6 +1,6 @@
 /**
  * An API server answer's body, read up to a cap: the two raw HTTP clients of
- * src/cluster (single IPAddress GETs, wire-form JSON requests) never hold more
+ * src/inputs (single IPAddress GETs, wire-form JSON requests) never hold more
  * than the cap of one answer, whatever the server sends.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';

@@ -7,9 +7,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { selectRevisionSource } from '../cluster/crd-revision-source.js';
+import { selectRevisionSource } from '../inputs/revision/crd-revision-source.js';
 import { devIgnoredKubeconfig } from '../kube/dev-kubeconfig.js';
-import { selectClusterSources } from '../cluster/select.js';
+import { selectClusterSources } from '../inputs/ranges/select.js';
 import type { ServeConfig } from '../config/serve.js';
 import { startServerAudit, type ServerAudit } from '../audit/server.js';
 import { ruleInputs, type RuleInputs } from '../inputs/rule-inputs.js';

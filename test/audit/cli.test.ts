@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command } from '../../src/cli/audit.js';
 import { runCli } from '../crd/run-cli.js';
-import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
 
 let fake: FakeApiServer;
 let home: string;

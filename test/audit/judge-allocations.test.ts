@@ -1,8 +1,8 @@
 /** The audit judges allocated addresses with the same lookups the webhook makes. */
 import { describe, expect, it } from 'vitest';
 import { judgeWithContext } from '../../src/audit/judge.js';
-import { allocationPrefetch } from '../../src/cluster/allocation-prefetch.js';
-import type { AllocatedIPSource } from '../../src/cluster/types.js';
+import { allocationPrefetch } from '../../src/inputs/allocations/allocation-prefetch.js';
+import type { AllocatedIPSource } from '../../src/inputs/allocations/types.js';
 import { context } from '../support/gateways.js';
 
 function gateway(value: string) {

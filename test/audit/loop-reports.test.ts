@@ -1,15 +1,15 @@
 /** The loop hands each pass of the leader to the report writer, and only the leader's. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { changeListeners } from '../../src/cluster/changes.js';
+import { changeListeners } from '../../src/inputs/ranges/changes.js';
 import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { AuditResult } from '../../src/audit/pass.js';
 import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
-import { capturingLogger } from '../cluster/helpers.js';
-import { gateway } from '../cluster/fake-apiserver.js';
+import { capturingLogger } from '../kit/helpers.js';
+import { gateway } from '../kit/fake-apiserver.js';
 
 async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;

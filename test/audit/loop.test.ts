@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { startAuditLoop, type AuditLoop } from '../../src/audit/loop.js';
-import { changeListeners } from '../../src/cluster/changes.js';
+import { changeListeners } from '../../src/inputs/ranges/changes.js';
 import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
-import { capturingLogger } from '../cluster/helpers.js';
-import { gateway } from '../cluster/fake-apiserver.js';
+import { capturingLogger } from '../kit/helpers.js';
+import { gateway } from '../kit/fake-apiserver.js';
 
 /** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {

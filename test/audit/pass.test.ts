@@ -9,7 +9,7 @@ import type { JudgedGateway } from '../../src/findings/evaluate.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
-import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import { finding } from './results.js';
 
 /** The suite's base context over the given service ranges, status findings as warnings. */

@@ -13,7 +13,7 @@ import {
   type ReportWriterOptions,
 } from '../../src/audit/report-writer.js';
 import { OMITTED_ANNOTATION, REPORT_APIS, REPORT_NAME, desiredReports } from '../../src/audit/reports.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { capturingLogger } from '../kit/helpers.js';
 import { finding, passOf } from './results.js';
 
 const LIST = '/apis/wgpolicyk8s.io/v1alpha2/policyreports';

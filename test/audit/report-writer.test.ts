@@ -13,9 +13,9 @@ import { auditPass, type AuditResult } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
-import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
-import { FakeReports } from '../cluster/fake-reports.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
+import { FakeReports } from '../kit/fake-reports.js';
+import { capturingLogger } from '../kit/helpers.js';
 import { reportValidator, type ReportCrd } from './report-crds.js';
 
 const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };

@@ -19,7 +19,7 @@ import {
   type ReportObject,
 } from '../../src/audit/reports.js';
 import { context as baseContext, ranges } from '../support/gateways.js';
-import { gateway } from '../cluster/fake-apiserver.js';
+import { gateway } from '../kit/fake-apiserver.js';
 import { reportValidator, type ReportCrd } from './report-crds.js';
 import { finding, passOf } from './results.js';
 

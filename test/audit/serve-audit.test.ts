@@ -12,7 +12,7 @@ import {
   type RunningServer,
   type ServingAgainstApi,
 } from '../support/server-process.js';
-import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;

@@ -12,8 +12,8 @@ import {
   type RunningServer,
   type ServingAgainstApi,
 } from '../support/server-process.js';
-import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
-import { FakeReports } from '../cluster/fake-reports.js';
+import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
+import { FakeReports } from '../kit/fake-reports.js';
 import { REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 import { reportValidator } from './report-crds.js';
 

@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServerAudit, type ServerAudit } from '../../src/audit/server.js';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
-import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
-import { capturingLogger } from '../cluster/helpers.js';
-import { FakeReports } from '../cluster/fake-reports.js';
+import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
+import { capturingLogger } from '../kit/helpers.js';
+import { FakeReports } from '../kit/fake-reports.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 
 const emptyHome = mkdtempSync(join(tmpdir(), 'server-audit-home-'));

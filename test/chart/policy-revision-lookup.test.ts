@@ -3,7 +3,7 @@
 // against a tiny fake API server (discovery, then the CRD's GET), with the CRD as crd-patch leaves it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GepRevision } from '../../src/rules/revision.js';
-import { storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { all, helm, helmBinary, parseManifests, templateArgs, type RenderOptions } from './helm.js';
 import { startLookupApiserver, type LookupApiserver } from './lookup-apiserver.js';
 

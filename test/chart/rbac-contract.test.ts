@@ -12,10 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REPORT_APIS } from '../../src/audit/reports.js';
 import type { Policy } from '../../src/rules/types.js';
-import { installDryRunAdmission, realWebhook } from '../cluster/fake-admission.js';
-import { FakeApiServer, gateway, serviceCidr } from '../cluster/fake-apiserver.js';
-import { FakeReports } from '../cluster/fake-reports.js';
-import { asStored, gatewayCrdWith } from '../cluster/gateway-crd.js';
+import { installDryRunAdmission, realWebhook } from '../kit/fake-admission.js';
+import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
+import { FakeReports } from '../kit/fake-reports.js';
+import { asStored, gatewayCrdWith } from '../kit/gateway-crd.js';
 import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import {
   eventually,

@@ -1,6 +1,6 @@
 // What a process asked the API server for, as RBAC sees it, and whether the chart's Roles allow exactly
 // that: every request allowed, every rule used, and a rule limited by name wherever the API allows it.
-import type { RequestRecord } from '../cluster/fake-apiserver.js';
+import type { RequestRecord } from '../kit/fake-apiserver.js';
 import type { K8sObject } from './helm.js';
 
 /** One request as the API server's authoriser sees it. */

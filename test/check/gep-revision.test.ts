@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCheck } from '../../src/cli/check.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
-import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
-import { storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
+import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { runCli } from '../crd/run-cli.js';
 
 const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1

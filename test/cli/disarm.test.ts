@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { command } from '../../src/cli/disarm.js';
-import { FakeApiServer } from '../cluster/fake-apiserver.js';
+import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { runCli } from '../crd/run-cli.js';
 
 const GROUP = 'admissionregistration.k8s.io';

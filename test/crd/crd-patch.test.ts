@@ -13,7 +13,7 @@ import {
   ROUTABILITY_MAX_LENGTH,
   ROUTABILITY_PATTERN,
 } from '../../src/rules/routability.js';
-import { FakeApiServer, TOKEN } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, TOKEN } from '../kit/fake-apiserver.js';
 import { GATEWAY_API_CRDS as CRD_DIR } from '../support/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 

@@ -20,8 +20,8 @@ import {
   UPSTREAM_ROUTABILITY_MESSAGE,
   UPSTREAM_ROUTABILITY_RULE,
 } from '../../src/crd/schemas.js';
-import { FakeApiServer } from '../cluster/fake-apiserver.js';
-import { CRD_FIXTURES, gatewayCrdWith, storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { FakeApiServer } from '../kit/fake-apiserver.js';
+import { CRD_FIXTURES, gatewayCrdWith, storedGatewayCrd } from '../kit/gateway-crd.js';
 import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 

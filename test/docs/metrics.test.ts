@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeApiServer, ipAddress, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
 import {
   httpGet,
   httpsPost,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/rules/index.js';
 import { all, one, render } from '../chart/helm.js';
-import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { testApp } from '../support/app.js';
 import {
   httpGet,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { parseTimeoutParam } from '../../src/http/admission-routes.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServerMetrics } from '../../src/http/metrics.js';

@@ -15,7 +15,7 @@ import { Registry } from 'prom-client';
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { buildApp, httpsServerOptions, transportOptions } from '../../src/http/app.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
 import { createServerMetrics } from '../../src/http/metrics.js';

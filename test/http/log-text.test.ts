@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { buildApp } from '../../src/http/app.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { clip, MAX_LOGGED_CHARS } from '../../src/http/log-text.js';

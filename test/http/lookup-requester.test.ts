@@ -4,9 +4,9 @@
  * fair share and one flooding tenant cannot use up another's.
  */
 import { describe, expect, it } from 'vitest';
-import { staticSources } from '../../src/cluster/static-source.js';
-import type { Requester } from '../../src/cluster/ip-lookup-slots.js';
-import type { ClusterSources } from '../../src/cluster/types.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
+import type { Requester } from '../../src/inputs/allocations/ip-lookup-slots.js';
+import type { ClusterSources } from '../../src/inputs/ranges/types.js';
 import { DUAL_STACK } from '../support/gateways.js';
 import { post, testApp } from '../support/app.js';
 import { defaultGateway, gatewayReview } from '../support/reviews.js';

@@ -6,7 +6,9 @@
  * listeners on both sources and their unsubscribe, and close().
  */
 import { describe, expect, it } from 'vitest';
-import type { AllocatedIPSource, RangeSource, RevisionSource } from '../../src/cluster/types.js';
+import type { AllocatedIPSource } from '../../src/inputs/allocations/types.js';
+import type { RangeSource } from '../../src/inputs/ranges/types.js';
+import type { RevisionSource } from '../../src/inputs/revision/types.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import type { GepRevision, ServiceRanges } from '../../src/rules/index.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';

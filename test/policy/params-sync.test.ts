@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paramsData } from '../../src/policy/index.js';
-import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { ranges } from '../support/gateways.js';
 import { startServeAgainstApi } from '../support/server-process.js';
 import { FakeConfigMap, until } from '../server/fake-configmap.js';

@@ -1,6 +1,6 @@
 /**
  * A sick API server, for `serve`: each fault of the fake API server
- * (test/cluster/fault-injection.ts) is switched on for OUTAGE_MS while reviews
+ * (test/kit/fault-injection.ts) is switched on for OUTAGE_MS while reviews
  * keep coming, then off. Reviews are answered throughout (never 503, never
  * slower than their deadline), allocated-IP lookups that cannot be answered
  * are allowed unchecked with the warning, no client hammers the API server,
@@ -17,7 +17,7 @@
  * fixed 10.5 s sleep before each fault cost 63 of the file's ~124 s.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FaultAction } from '../cluster/fault-injection.js';
+import type { FaultAction } from '../kit/fault-injection.js';
 import { CLIENTS, OUTAGE_MS, Rig, underFault, type FaultFigures } from './apiserver-rig.js';
 
 const LONG = process.env['CHAOS_OUTAGE_MS'] !== undefined;

@@ -12,8 +12,8 @@ import { Agent } from 'node:https';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { DEFAULT_BACKOFF } from '../../src/kube/watch.js';
 import { post, reviewProblem } from '../../bench/lib/client.js';
-import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../cluster/fake-apiserver.js';
-import { storedGatewayCrd } from '../cluster/gateway-crd.js';
+import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
+import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { defaultGateway, gatewayReview } from '../support/reviews.js';
 import { httpGet, startServeAgainstApi, type ServingAgainstApi } from '../support/server-process.js';
 

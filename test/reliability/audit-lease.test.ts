@@ -28,9 +28,9 @@ import {
   serviceCidr,
   type LeaseWrite,
   type RequestRecord,
-} from '../cluster/fake-apiserver.js';
-import { FakeReports } from '../cluster/fake-reports.js';
-import type { FaultAction } from '../cluster/fault-injection.js';
+} from '../kit/fake-apiserver.js';
+import { FakeReports } from '../kit/fake-reports.js';
+import type { FaultAction } from '../kit/fault-injection.js';
 import { startServeAgainstApi, type ServingAgainstApi } from '../support/server-process.js';
 
 const LEASE_MS = 3_000;

@@ -9,13 +9,7 @@
  * one list (ServiceCIDRs) is not paged, so no continue token can expire.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  FakeApiServer,
-  gateway,
-  ipAddress,
-  serviceCidr,
-  type RequestRecord,
-} from '../cluster/fake-apiserver.js';
+import { FakeApiServer, gateway, ipAddress, serviceCidr, type RequestRecord } from '../kit/fake-apiserver.js';
 import { runCli } from '../support/server-process.js';
 
 const GATEWAYS_PATH = '/apis/gateway.networking.k8s.io/v1/gateways';

@@ -1,6 +1,6 @@
 /**
  * Watch faults under load: `serve` without --service-cidr, against the fake
- * Kubernetes API server (test/cluster/fake-apiserver.ts). The ServiceCIDR
+ * Kubernetes API server (test/kit/fake-apiserver.ts). The ServiceCIDR
  * watch is dropped 10 times and lists fail while reviews keep coming: zero
  * failed requests, readiness never drops, the ranges never go missing.
  */
@@ -15,7 +15,7 @@ import {
   waitReady,
   type Child,
 } from '../../bench/lib/servers.js';
-import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { percentile, runLoad } from './load.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -57,8 +57,8 @@ describe('the import walls (eslint.config.js WALLS, house/import-walls)', () => 
     ['rules/x.ts', "export * from '../http/app.js';", 'rules may not import http (../http/app.js)'],
     [
       'rules/x.ts',
-      "export { x } from '../cluster/types.js';",
-      'rules may not import cluster (../cluster/types.js)',
+      "export { x } from '../inputs/ranges/types.js';",
+      'rules may not import inputs (../inputs/ranges/types.js)',
     ],
     [
       'rules/x.ts',
@@ -67,13 +67,13 @@ describe('the import walls (eslint.config.js WALLS, house/import-walls)', () => 
     ],
     [
       'http/x.ts',
-      "import type { ClusterSnapshot } from '../cluster/types.js';",
-      'http may not import cluster (../cluster/types.js)',
+      "import type { KubeClient } from '../kube/client.js';",
+      'http may not import kube (../kube/client.js)',
     ],
     [
       'http/x.ts',
-      "export const load = () => import('../cluster/select.js');",
-      'http may not import cluster (../cluster/select.js)',
+      "export const load = () => import('../kube/kubeconfig.js');",
+      'http may not import kube (../kube/kubeconfig.js)',
     ],
     [
       'http/x.ts',

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeConfig } from '../../src/config/serve.js';
 import { startServer, type ServerHandle } from '../../src/server/assemble.js';
-import { FakeApiServer, serviceCidr } from '../cluster/fake-apiserver.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
+import { capturingLogger } from '../kit/helpers.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
 
 const LEASE = 'routability/assembled-audit';

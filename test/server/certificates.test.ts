@@ -19,7 +19,7 @@ import {
   httpsOptions,
   servingCertificateFiles,
 } from '../../src/server/certificates.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { capturingLogger } from '../kit/helpers.js';
 
 const dirs: string[] = [];
 const tempDir = () => {

@@ -1,6 +1,6 @@
 /**
  * The policy params ConfigMap as the fake API server serves it (a route of
- * test/cluster/fake-apiserver.ts): GET answers it, a JSON merge patch of
+ * test/kit/fake-apiserver.ts): GET answers it, a JSON merge patch of
  * `data` changes it, and `data` can be edited behind the sync's back (a hand
  * edit, or an old copy re-applied).
  */

@@ -15,8 +15,8 @@ import { paramsData } from '../../src/policy/index.js';
 import { retryDelay, startParamsSync, type ParamsSync } from '../../src/server/params-sync.js';
 import { KubeApiError } from '../../src/kube/errors.js';
 import type { ServiceRanges } from '../../src/rules/index.js';
-import { FakeApiServer } from '../cluster/fake-apiserver.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { FakeApiServer } from '../kit/fake-apiserver.js';
+import { capturingLogger } from '../kit/helpers.js';
 import { context, ranges } from '../support/gateways.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
 

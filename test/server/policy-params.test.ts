@@ -8,13 +8,13 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerAudit } from '../../src/audit/server.js';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
 import { paramsData } from '../../src/policy/index.js';
 import { startPolicyParams } from '../../src/server/policy-params.js';
-import { FakeApiServer } from '../cluster/fake-apiserver.js';
-import { capturingLogger, serveConfig } from '../cluster/helpers.js';
+import { FakeApiServer } from '../kit/fake-apiserver.js';
+import { capturingLogger, serveConfig } from '../kit/helpers.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { ranges } from '../support/gateways.js';
 import { FakeConfigMap, until } from './fake-configmap.js';

@@ -1,8 +1,8 @@
 /** Builds the webhook app for inject() tests: real layers, static ranges, silent logs. */
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { staticSources } from '../../src/cluster/static-source.js';
-import type { ClusterSources } from '../../src/cluster/types.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
+import type { ClusterSources } from '../../src/inputs/ranges/types.js';
 import { buildApp } from '../../src/http/app.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { createServerMetrics } from '../../src/http/metrics.js';

@@ -1,6 +1,6 @@
 /**
  * `routability-webhook verify` against the fake API server, whose Gateway
- * writes run through the real webhook app (test/cluster/fake-admission.ts):
+ * writes run through the real webhook app (test/kit/fake-admission.ts):
  * a healthy setup passes, and each broken setup of the issue fails the step
  * it breaks, with the troubleshooting wording, and exit 1 (2 when the API
  * server does not answer).
@@ -8,15 +8,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { command } from '../../src/cli/verify.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
-import { FakeApiServer, gateway } from '../cluster/fake-apiserver.js';
+import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import {
   denyingWebhook,
   installDryRunAdmission,
   realWebhook,
   unreachableWebhook,
   type FakeWebhook,
-} from '../cluster/fake-admission.js';
-import { asStored, gatewayCrdWith } from '../cluster/gateway-crd.js';
+} from '../kit/fake-admission.js';
+import { asStored, gatewayCrdWith } from '../kit/gateway-crd.js';
 import { runCli } from '../crd/run-cli.js';
 
 let fake: FakeApiServer;
