@@ -13,10 +13,10 @@
  * server answers again.
  */
 import type { Logger } from 'pino';
-import { describeKubeError } from '../../kube/errors.js';
 import type { AllocatedIPs } from '../../rules/index.js';
 import { AnswerCache, type KnownAllocation } from './ip-answer-cache.js';
 import type { GetResult, IPAddressGetter } from './ip-get.js';
+import { LookupFetcher } from './ip-lookup-fetch.js';
 import { LookupHealth, type LookupError, type LookupState } from './ip-lookup-health.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
 import { LookupSlots, NO_REQUESTER, type Requester, type SlotRefusal } from './ip-lookup-slots.js';
@@ -88,17 +88,6 @@ type Outcome =
   | { readonly kind: 'absent' }
   | { readonly kind: 'error'; readonly reason: string; readonly cause: UncheckedCause };
 
-/** What a GET gave, or why none was sent. */
-type Fetched =
-  | GetResult
-  | {
-      readonly kind: 'refused';
-      readonly why: SlotRefusal;
-      readonly reason: string;
-      /** A GET was sent (and cut off at the deadline): counted as a GET that failed. */
-      readonly sent?: true;
-    };
-
 export interface AllocationLookup extends AllocatedIPSource {
   state(): LookupState;
   /** Asks the API server once now (a GET that no address answers); resolves to the state after it. */
@@ -118,78 +107,6 @@ export interface AllocationLookupDeps {
   readonly now?: () => number;
 }
 
-/**
- * One GET of an address, within the deadline and a lookup slot; never
- * rejects: every failure becomes an `error` outcome with a few words for the
- * warning and the detail for the log.
- */
-class LookupFetcher {
-  readonly controllers = new Set<AbortController>();
-  private readonly timeoutText: string;
-
-  constructor(
-    private readonly deps: AllocationLookupDeps,
-    private readonly opts: LookupOptions,
-    private readonly slots: LookupSlots,
-    private readonly now: () => number,
-  ) {
-    this.timeoutText = `no answer from the API server within ${opts.timeoutMs / 1000} s`;
-  }
-
-  async fetch(name: string, countAs: 'lookup' | 'probe', requester: Requester): Promise<Fetched> {
-    const controller = new AbortController();
-    this.controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(), this.opts.timeoutMs);
-    const started = this.now();
-    let result: Fetched;
-    try {
-      result = await this.withSlot(name, controller.signal, requester);
-    } finally {
-      clearTimeout(timer);
-      this.controllers.delete(controller);
-    }
-    this.deps.metrics?.duration.observe((this.now() - started) / 1000);
-    // A lookup refused a slot sent nothing: it is counted as unchecked, not as a GET.
-    if (result.kind !== 'refused' || result.sent)
-      this.deps.metrics?.requests.inc({
-        kind: countAs,
-        result: result.kind === 'refused' ? 'error' : result.kind,
-      });
-    return result;
-  }
-
-  private async withSlot(name: string, signal: AbortSignal, requester: Requester): Promise<Fetched> {
-    const slot = await this.slots.acquire(signal, requester);
-    if (!slot.ok) return { kind: 'refused', why: slot.why, reason: this.refusalText(slot.why) };
-    try {
-      return await this.deps.get.get(name, signal);
-    } catch (err) {
-      if (!signal.aborted) return { kind: 'error', reason: unreachable(err), detail: describeKubeError(err) };
-      // Cut off by a deadline mostly spent waiting for the slot: the queue's doing, not a sign that
-      // the API server fails (lookups sent without waiting say that).
-      if (slot.queued) return { kind: 'refused', why: 'slot-timeout', reason: this.timeoutText, sent: true };
-      return { kind: 'error', reason: this.timeoutText, detail: `GET ipaddresses/${name} timed out` };
-    } finally {
-      this.slots.release();
-    }
-  }
-
-  private refusalText(why: SlotRefusal): string {
-    switch (why) {
-      case 'slot-timeout':
-        return this.timeoutText;
-      case 'namespace-share':
-        return 'too many allocated-IP lookups waiting for this namespace';
-      case 'user-share':
-        return 'too many allocated-IP lookups waiting for this user';
-      case 'pushed-out':
-        return "allocated-IP lookup gave way to other namespaces' lookups";
-      case 'queue-full':
-        return 'too many allocated-IP lookups waiting';
-    }
-  }
-}
-
 /** A failed GET as the health state keeps it (with the Retry-After the probe honours). */
 function lookupError(result: Extract<GetResult, { kind: 'error' }>): LookupError {
   const { reason, detail, retryAfterMs } = result;
@@ -201,7 +118,7 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
   const now = deps.now ?? (() => performance.now());
   const cache = new AnswerCache(opts.cacheTtlMs, opts.cacheMax, now);
   const slots = new LookupSlots(opts.concurrency, opts.queueMax, opts.shareMax);
-  const fetcher = new LookupFetcher(deps, opts, slots, now);
+  const fetcher = new LookupFetcher(deps, opts.timeoutMs, slots, now);
   /**
    * One GET, its outcome recorded in the health state. A lookup this server
    * refused a slot says nothing of the API server: the state is left alone,
@@ -396,9 +313,4 @@ function describeLookup(
     queued: slots.queued,
     timeoutSeconds: opts.timeoutMs / 1000,
   };
-}
-
-function unreachable(err: unknown): string {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? `API server unreachable (${code})` : 'API server unreachable';
 }
