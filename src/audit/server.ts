@@ -8,22 +8,24 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import type { loadKubeconfig as LoadKubeconfig } from '../kube/kubeconfig.js';
-import { startLeaderElector } from '../kube/lease.js';
+import type { LeaderElector } from '../kube/lease.js';
 import { kubeClient, type KubeClient } from '../kube/client.js';
 import { findKubeconfig, NO_KUBECONFIG_REASON } from '../kube/kubeconfig-source.js';
 import { gatewayPageFetcher, gatewayPages } from './gateway-pages.js';
 import { judgeWithContext } from './judge.js';
-import { startAuditLoop, type AuditLoop } from './loop.js';
+import { startAuditLoop } from './loop.js';
 import { auditMetrics } from './metrics.js';
-import { leaseIdentity } from './identity.js';
 import { startReportWriter } from './report-writer.js';
 import type { AuditReportsMode } from '../config/serve.js';
 import { REPORT_APIS } from './reports.js';
 
 export interface ServerAuditDeps {
   readonly intervalMs: number;
-  /** The Lease (in this pod's namespace) that picks the one replica that audits. */
-  readonly leaseName: string;
+  /**
+   * The Lease that picks the one replica that audits, started by the server
+   * (server/lease.ts), which stops it; undefined when it could not start one.
+   */
+  readonly leadership: LeaderElector | undefined;
   /** Report objects written after each pass (`--audit-reports`); default none. */
   readonly reports?: AuditReportsMode;
   readonly kubeconfig: string | undefined;
@@ -36,15 +38,12 @@ export interface ServerAuditDeps {
   /** Where to look for credentials (tests); defaults to process.env and the home directory. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly home?: string;
-  /** Lease timing (--audit-lease-duration, --audit-lease-retry-period); default 15 s / 5 s. */
-  readonly lease?: { readonly durationMs: number; readonly renewEveryMs: number };
 }
 
 export interface ServerAudit {
   /** For /readyz?verbose; the audit never holds readiness back. */
   describe(): Readonly<Record<string, unknown>>;
-  /** The audit Lease, for other single-writer work (the policy params); undefined when the audit is off. */
-  readonly leadership: { isLeader(): boolean; onChange(listener: () => void): () => void } | undefined;
+  /** Stops the loop and the report writer; the Lease is the server's to stop. */
   stop(): Promise<void>;
 }
 
@@ -57,7 +56,6 @@ const DEBOUNCE_MS = 2_000;
 function off(reason: string): ServerAudit {
   return {
     describe: () => ({ enabled: false, reason }),
-    leadership: undefined,
     stop: () => Promise.resolve(),
   };
 }
@@ -100,26 +98,6 @@ function reportWriter(mode: AuditReportsMode, client: KubeClient, logger: Logger
   return mode === 'none' ? undefined : startReportWriter({ client, api: REPORT_APIS[mode], logger, leading });
 }
 
-/** The audit Lease's elector in this pod's namespace; `onChange` hears every change of leadership. */
-function startElection(
-  found: { readonly client: KubeClient },
-  deps: ServerAuditDeps,
-  log: Logger,
-  onChange: (leader: boolean) => void,
-) {
-  const who = leaseIdentity(deps.env ?? process.env);
-  const elector = startLeaderElector({
-    client: found.client,
-    namespace: who.namespace,
-    name: deps.leaseName,
-    identity: who.identity,
-    logger: log,
-    ...(deps.lease ? { leaseDurationMs: deps.lease.durationMs, renewEveryMs: deps.lease.renewEveryMs } : {}),
-    onChange,
-  });
-  return { elector, lease: `${who.namespace}/${deps.leaseName}` };
-}
-
 export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAudit> {
   const log = deps.logger.child({ component: 'audit' });
   if (deps.intervalMs === 0) return off('--audit-interval=0');
@@ -129,16 +107,14 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     return off(found.reason);
   }
   const { loaded, client } = found;
+  const elector = deps.leadership;
+  if (!elector) {
+    client.close();
+    log.info('no audit lease');
+    return off('no audit lease');
+  }
   const fetch = gatewayPageFetcher(client, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS });
   const metrics = auditMetrics(deps.registry);
-  // The elector reports to the loop, which reads the elector: the loop is set right after both exist.
-  const started: { loop?: AuditLoop } = {};
-  const leaderListeners = new Set<() => void>();
-  const { elector, lease } = startElection(found, deps, log, (leader) => {
-    metrics.leader.set(leader ? 1 : 0);
-    started.loop?.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
-    for (const listener of leaderListeners) listener();
-  });
   const mode = deps.reports ?? 'none';
   const writer = reportWriter(mode, client, log, () => elector.isLeader());
   const running = startAuditLoop({
@@ -152,9 +128,16 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
     metrics,
     logger: log,
   });
-  started.loop = running;
+  // The Lease may have been won before this subscribes: the gauge starts from the state now, and
+  // the loop's first pass (after its debounce) asks the elector itself.
+  metrics.leader.set(elector.isLeader() ? 1 : 0);
+  elector.onChange(() => {
+    const leader = elector.isLeader();
+    metrics.leader.set(leader ? 1 : 0);
+    running.trigger(leader ? 'became the audit leader' : 'lost the audit lease');
+  });
   log.info(
-    { intervalSeconds: deps.intervalMs / 1000, server: loaded.server, lease, reports: mode },
+    { intervalSeconds: deps.intervalMs / 1000, server: loaded.server, lease: elector.lease, reports: mode },
     'audit started; the replica holding the lease audits',
   );
   return {
@@ -164,18 +147,10 @@ export async function startServerAudit(deps: ServerAuditDeps): Promise<ServerAud
       election: elector.describe(),
       ...(writer ? { reports: writer.describe() } : {}),
     }),
-    leadership: {
-      isLeader: () => elector.isLeader(),
-      onChange: (listener) => {
-        leaderListeners.add(listener);
-        return () => leaderListeners.delete(listener);
-      },
-    },
     async stop() {
-      // The report writer sends nothing more from here on; the lease is released at once (another
-      // replica takes over without waiting for it to expire), and a running pass, no longer leading,
-      // stops before its next page.
-      await Promise.all([writer?.stop(), elector.stop(), running.stop()]);
+      // The report writer sends nothing more from here on, and a running pass, no longer leading
+      // once the server releases the Lease (at the same time), stops before its next page.
+      await Promise.all([writer?.stop(), running.stop()]);
       client.close();
     },
   };

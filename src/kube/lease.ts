@@ -26,13 +26,24 @@ export interface LeaseOptions {
   readonly leaseDurationMs?: number;
   /** Default 5 s. */
   readonly renewEveryMs?: number;
-  /** Called on every change of leadership. */
+  /** Called on every change of leadership (before the listeners of `onChange`). */
   readonly onChange?: (leader: boolean) => void;
   readonly now?: () => number;
 }
 
-export interface LeaderElector {
+/**
+ * Whether this replica leads now, and when that changes: what the single-writer
+ * work (the audit, the policy params) is handed, so that one Lease serves them all.
+ */
+export interface Leadership {
   isLeader(): boolean;
+  /** Calls `listener` on every change of leadership; returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
+}
+
+export interface LeaderElector extends Leadership {
+  /** `namespace/name` of the Lease. */
+  readonly lease: string;
   describe(): Readonly<Record<string, unknown>>;
   /** Stops renewing and, when leading, releases the lease so another replica takes over at once. */
   stop(): Promise<void>;
@@ -282,7 +293,14 @@ class Elector {
 }
 
 export function startLeaderElector(opts: LeaseOptions): LeaderElector {
-  const elector = new Elector(opts);
+  const listeners = new Set<() => void>();
+  const elector = new Elector({
+    ...opts,
+    onChange: (leader) => {
+      opts.onChange?.(leader);
+      for (const listener of [...listeners]) listener();
+    },
+  });
   let stopped = false;
   let running: Promise<void> = elector.tick();
   const timer = setInterval(() => {
@@ -293,7 +311,12 @@ export function startLeaderElector(opts: LeaseOptions): LeaderElector {
   timer.unref();
 
   return {
+    lease: `${opts.namespace}/${opts.name}`,
     isLeader: () => elector.isLeader(),
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     describe: () => ({
       lease: `${opts.namespace}/${opts.name}`,
       identity: opts.identity,

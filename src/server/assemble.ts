@@ -1,23 +1,25 @@
 /**
- * Assembles and starts the server from its configuration: certificates →
- * service-range sources and the GEP-5093 revision source → the HTTPS app and the health app → listen, and
- * returns the handle that shuts it all down. Composition only: nothing here
- * decides anything about Gateways.
+ * Assembles and starts the server from its configuration, in this order: the
+ * serving certificate → the rule inputs (inputs/start.ts: ranges, allocated
+ * IPs, revision) → the audit Lease (lease.ts) → the audit and the policy
+ * params, both led by that Lease → the HTTPS app and the health app → listen;
+ * and returns the handle that shuts it all down. Composition only: nothing
+ * here decides anything about Gateways.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { selectRevisionSource } from '../inputs/revision/crd-revision-source.js';
-import { devIgnoredKubeconfig } from '../kube/dev-kubeconfig.js';
-import { selectClusterSources } from '../inputs/ranges/select.js';
 import type { ServeConfig } from '../config/serve.js';
 import { startServerAudit, type ServerAudit } from '../audit/server.js';
-import { ruleInputs, type RuleInputs } from '../inputs/rule-inputs.js';
+import type { RuleInputs } from '../inputs/rule-inputs.js';
+import { startRuleInputs } from '../inputs/start.js';
 import { buildApp } from '../http/app.js';
 import { createCaps } from '../http/caps.js';
 import { buildHealthApp } from '../http/health.js';
 import { createServerMetrics } from '../http/metrics.js';
 import { loadTlsMaterial } from '../http/tls.js';
+import type { LeaderElector } from '../kube/lease.js';
+import { startAuditLease } from './lease.js';
 import { startPolicyParams } from './policy-params.js';
 import type { HealthComponent } from '../readiness.js';
 import {
@@ -88,21 +90,26 @@ function healthComponents(
   ];
 }
 
+interface BackgroundParts {
+  readonly config: ServeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly inputs: RuleInputs;
+  /** The audit Lease (lease.ts); undefined with the audit off or no credentials. */
+  readonly lease: LeaderElector | undefined;
+  /** Set when --dev ignored an unusable kubeconfig. */
+  readonly noCluster: string | undefined;
+}
+
 /**
- * The background work: the audit, judging stored Gateways with the context
- * admission uses, and the policy params kept in step by the audit's leader.
+ * The background work, both led by the one audit Lease: the audit, judging
+ * stored Gateways with the context admission uses, and the policy params.
  */
-async function startBackground(
-  config: ServeConfig,
-  logger: Logger,
-  registry: Registry,
-  started: { inputs: RuleInputs; noCluster: string | undefined },
-) {
-  const { inputs, noCluster } = started;
+async function startBackground(parts: BackgroundParts) {
+  const { config, logger, registry, inputs, lease, noCluster } = parts;
   const audit = await startServerAudit({
     intervalMs: config.auditIntervalMs,
-    leaseName: config.auditLease,
-    lease: { durationMs: config.auditLeaseDurationMs, renewEveryMs: config.auditLeaseRetryPeriodMs },
+    leadership: lease,
     reports: config.auditReports,
     kubeconfig: config.kubeconfig,
     noCluster,
@@ -110,36 +117,23 @@ async function startBackground(
     registry,
     inputs,
   });
-  const policyParams = await startPolicyParams({ config, logger, registry, inputs, audit, noCluster });
+  const policyParams = await startPolicyParams({
+    config,
+    logger,
+    registry,
+    inputs,
+    leadership: lease,
+    noCluster,
+  });
   return {
     audit,
     policyParams,
-    /** The params first (no write once shutting down), then the audit and its Lease. */
-    stop: () => {
+    /** The params first (no write once shutting down), then the audit and the Lease, released at once. */
+    stop: async () => {
       policyParams?.stop();
-      return audit.stop();
+      await Promise.all([audit.stop(), lease?.stop()]);
     },
   };
-}
-
-/**
- * The service ranges and the GEP-5093 revision in force (--gep-revision, or
- * the cluster's Gateway CRD with auto); with --dev, an unusable kubeconfig is
- * no cluster for both (noCluster says why).
- */
-async function ruleInputSources(config: ServeConfig, logger: Logger, registry: Registry) {
-  const noCluster = config.dev
-    ? await devIgnoredKubeconfig({ kubeconfig: config.kubeconfig }, logger)
-    : undefined;
-  const sources = await selectClusterSources({ config, logger, registry, noCluster });
-  const revision = await selectRevisionSource({
-    setting: config.gepRevision,
-    logger,
-    registry,
-    kubeconfigOptions: { kubeconfig: config.kubeconfig },
-    noCluster,
-  });
-  return { inputs: ruleInputs({ settings: config, sources, revision }), revision, noCluster };
 }
 
 export async function startServer(config: ServeConfig, logger: Logger): Promise<ServerHandle> {
@@ -149,8 +143,9 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
 
   const files = await servingCertificateFiles(config, logger);
   const material = await loadTlsMaterial(files);
-  const { inputs, revision, noCluster } = await ruleInputSources(config, logger, registry);
-  const background = await startBackground(config, logger, registry, { inputs, noCluster });
+  const { inputs, revision, noCluster } = await startRuleInputs(config, logger, registry);
+  const lease = await startAuditLease({ config, logger, noCluster });
+  const background = await startBackground({ config, logger, registry, inputs, lease, noCluster });
   let closing = false;
   const isClosing = () => closing;
   const caps = createCaps(config, registry, logger);
@@ -197,7 +192,7 @@ export async function startServer(config: ServeConfig, logger: Logger): Promise<
     close: async () => {
       closing = true;
       certificates.stop();
-      // The audit's lease is released while requests finish, not after: within the shutdown timeout.
+      // The audit Lease is released while requests finish, not after: within the shutdown timeout.
       const auditStopped = background.stop();
       // Fastify's close stops accepting, closes idle keep-alive connections and
       // waits for in-flight requests; responses meanwhile carry Connection: close.

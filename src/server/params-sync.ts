@@ -17,13 +17,8 @@ import type { Counter } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import type { KubeClient } from '../kube/client.js';
 import { describeKubeError, httpStatusOf, KubeApiError } from '../kube/errors.js';
+import type { Leadership } from '../kube/lease.js';
 import { paramsData } from '../policy/index.js';
-
-/** Whether this replica may write now, and when that changes (the audit's Lease). */
-export interface Leadership {
-  isLeader(): boolean;
-  onChange(listener: () => void): () => void;
-}
 
 export interface ParamsSyncMetrics {
   /** Writes that changed the ConfigMap. */
@@ -37,7 +32,7 @@ export interface ParamsSyncDeps {
   readonly namespace: string;
   readonly name: string;
   readonly inputs: Pick<RuleInputs, 'current' | 'onChange'>;
-  /** Absent: no Lease (the audit is off), so this replica writes. */
+  /** The audit's Lease (server/lease.ts); absent: no Lease (the audit is off), so this replica writes. */
   readonly leadership?: Leadership | undefined;
   readonly logger: Logger;
   readonly metrics: ParamsSyncMetrics;

@@ -1,15 +1,16 @@
 /**
  * `serve --policy-params NAMESPACE/NAME`: starts the params sync
- * (params-sync.ts) with the cluster's credentials, the rule inputs and
- * the audit's Lease. Its two counters are always registered, so /metrics
- * lists them (at 0) without the flag too; the sync itself is loaded only with it.
+ * (params-sync.ts) with the cluster's credentials, the rule inputs and the
+ * audit's Lease (started by the server, lease.ts). Its two counters are
+ * always registered, so /metrics lists them (at 0) without the flag too;
+ * the sync itself is loaded only with it.
  */
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import type { ServerAudit } from '../audit/server.js';
 import type { ServeConfig } from '../config/serve.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import { oneLine } from '../kube/errors.js';
+import type { Leadership } from '../kube/lease.js';
 import type { ParamsSync, ParamsSyncMetrics } from './params-sync.js';
 
 function paramsSyncMetrics(registry: Registry): ParamsSyncMetrics {
@@ -32,7 +33,8 @@ export interface PolicyParamsParts {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly inputs: RuleInputs;
-  readonly audit: ServerAudit;
+  /** The audit Lease the server started (server/lease.ts); undefined when the audit is off. */
+  readonly leadership: Leadership | undefined;
   /** Set when --dev ignored an unusable kubeconfig. */
   readonly noCluster: string | undefined;
 }
@@ -69,7 +71,7 @@ export async function startPolicyParams(
     client,
     ...target,
     inputs: parts.inputs,
-    leadership: parts.audit.leadership,
+    leadership: parts.leadership,
     logger: parts.logger,
     metrics,
   });

@@ -1,11 +1,12 @@
 /**
  * The audit inside `serve` (src/audit/server.ts) in process, against the fake
  * Kubernetes API: why it is off (interval 0, --dev without a cluster, no
- * credentials, a kubeconfig that does not load), and when on: the Lease in
- * the pod's namespace under the pod's name, a pass as leader with its
- * metrics, what /readyz?verbose shows, leadership listeners, report objects
- * with --audit-reports, and the Lease released at stop. serve-audit.test.ts
- * sees the same through the built server.
+ * credentials, a kubeconfig that does not load, no Lease handed in), and when
+ * on, led by the Lease the server starts (server/lease.ts): in the pod's
+ * namespace under the pod's name, a pass as leader with its metrics, what
+ * /readyz?verbose shows, leadership listeners, report objects with
+ * --audit-reports, and the gauge when the Lease is released.
+ * serve-audit.test.ts sees the same through the built server.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,8 @@ import { startServerAudit, type ServerAudit } from '../../src/audit/server.js';
 import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
+import type { LeaderElector } from '../../src/kube/lease.js';
+import { startAuditLease } from '../../src/server/lease.js';
 import { FIXTURE_SETTINGS } from '../support/app.js';
 import { DUAL_STACK } from '../support/gateways.js';
 import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
@@ -44,15 +47,34 @@ async function value(registry: Registry, name: string): Promise<number | undefin
 
 let fake: FakeApiServer | undefined;
 let audit: ServerAudit | undefined;
+let lease: LeaderElector | undefined;
 afterEach(async () => {
-  await audit?.stop();
+  await Promise.all([audit?.stop(), lease?.stop()]);
   await fake?.close();
-  audit = fake = undefined;
+  audit = fake = lease = undefined;
 });
+
+/** The audit Lease as the server starts it: 3 s, renewed every second. */
+async function startLease(
+  name: string,
+  env: Readonly<Record<string, string | undefined>>,
+  kubeconfig: string | undefined,
+): Promise<LeaderElector> {
+  const config = {
+    auditIntervalMs: 3_600_000,
+    auditLease: name,
+    auditLeaseDurationMs: 3_000,
+    auditLeaseRetryPeriodMs: 1_000,
+    kubeconfig,
+  };
+  const started = await startAuditLease({ config, logger: logs().logger, noCluster: undefined, env });
+  if (!started) throw new Error('no Lease started');
+  return started;
+}
 
 describe('the audit is off', () => {
   const base = () => ({
-    leaseName: 'audit',
+    leadership: undefined,
     kubeconfig: undefined,
     registry: new Registry(),
     inputs: inputs(),
@@ -64,7 +86,6 @@ describe('the audit is off', () => {
     const { logger, lines } = logs();
     const off = await startServerAudit({ ...base(), intervalMs: 0, logger, kubeconfig: '/nonexistent' });
     expect(off.describe()).toEqual({ enabled: false, reason: '--audit-interval=0' });
-    expect(off.leadership).toBeUndefined();
     await off.stop();
     expect(lines).toEqual([]);
   });
@@ -98,6 +119,27 @@ describe('the audit is off', () => {
   });
 });
 
+describe('the audit is off without the Lease', () => {
+  it('when the server could not start one: nothing listed, saying why', async () => {
+    fake = await FakeApiServer.start();
+    fake.put('gateways', gateway('apps', 'plain', {}));
+    const { logger, lines } = logs();
+    const off = await startServerAudit({
+      intervalMs: 60_000,
+      leadership: undefined,
+      kubeconfig: fake.kubeconfigPath,
+      logger,
+      registry: new Registry(),
+      inputs: inputs(),
+      env: {},
+    });
+    expect(off.describe()).toEqual({ enabled: false, reason: 'no audit lease' });
+    expect(lines.map((l) => [l['component'], l['msg']])).toEqual([['audit', 'no audit lease']]);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(fake.requests.filter((r) => r.resource === 'gateways')).toEqual([]);
+  });
+});
+
 describe('the audit is on', () => {
   it('takes the Lease in its namespace under its pod name, audits as leader, and releases the Lease at stop', async () => {
     fake = await FakeApiServer.start();
@@ -105,15 +147,16 @@ describe('the audit is on', () => {
     fake.put('gateways', gateway('apps', 'plain', {}));
     const { logger, lines } = logs();
     const registry = new Registry();
+    const env = { POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' };
+    lease = await startLease('the-audit', env, fake.kubeconfigPath);
     audit = await startServerAudit({
       intervalMs: 3_600_000,
-      leaseName: 'the-audit',
+      leadership: lease,
       kubeconfig: fake.kubeconfigPath,
       logger,
       registry,
       inputs: inputs(),
-      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-a' },
-      lease: { durationMs: 3_000, renewEveryMs: 1_000 },
+      env,
     });
     const started = lines.find((l) => l['msg'] === 'audit started; the replica holding the lease audits');
     expect(started).toMatchObject({
@@ -124,7 +167,7 @@ describe('the audit is on', () => {
       reports: 'none',
     });
     const changes: boolean[] = [];
-    const leadership = audit.leadership!;
+    const leadership = lease;
     const unsubscribe = leadership.onChange(() => changes.push(leadership.isLeader()));
     const stays: boolean[] = [];
     leadership.onChange(() => stays.push(leadership.isLeader()));
@@ -151,9 +194,9 @@ describe('the audit is on', () => {
     expect(lists.length).toBeGreaterThan(0);
     expect(lists.every((r) => r.query['limit'] === '100')).toBe(true);
     unsubscribe();
-    const stopping = audit;
-    audit = undefined;
-    await stopping.stop();
+    const stopping = [audit, lease];
+    audit = lease = undefined;
+    await Promise.all(stopping.map((s) => s.stop()));
     expect(fake.leases.get('routability/the-audit')).toMatchObject({ spec: { holderIdentity: '' } });
     // Stepping down at stop is heard by the listeners still subscribed, and shown in the gauge.
     expect([changes, stays]).toEqual([[true], [true, false]]);
@@ -170,19 +213,20 @@ describe('the audit is on', () => {
     fake.put('gateways', gateway('apps', 'external', { spec: [OUTSIDE] }));
     fake.put('gateways', gateway('clean', 'plain', {}));
     const { logger } = logs();
+    // Found through the env it is given (KUBECONFIG), not the flag nor process.env.
+    const env = { POD_NAMESPACE: 'routability', POD_NAME: 'replica-b', KUBECONFIG: fake.kubeconfigPath };
+    lease = await startLease('reports-audit', env, undefined);
     audit = await startServerAudit({
       intervalMs: 3_600_000,
-      leaseName: 'reports-audit',
+      leadership: lease,
       reports: 'policyreport',
-      // Found through the env it is given (KUBECONFIG), not the flag nor process.env.
       kubeconfig: undefined,
       logger,
       registry: new Registry(),
       inputs: inputs(),
-      env: { POD_NAMESPACE: 'routability', POD_NAME: 'replica-b', KUBECONFIG: fake.kubeconfigPath },
-      lease: { durationMs: 3_000, renewEveryMs: 1_000 },
+      env,
     });
-    await eventually(() => audit!.leadership!.isLeader(), 'leadership');
+    await eventually(() => lease!.isLeader(), 'leadership');
     await eventually(() => reports.get('apps', REPORT_NAME) !== undefined, 'the report of apps');
     const report = reports.get('apps', REPORT_NAME)!;
     expect(report).toMatchObject({

@@ -216,3 +216,20 @@ describe('leader election over a Lease', () => {
     expect(next.at - throttledAt).toBeGreaterThanOrEqual(950);
   });
 });
+
+describe('the elector handed to the audit and the params sync', () => {
+  it('names its Lease, and tells every subscriber of each change until it unsubscribes', async () => {
+    const a = elector('pod-a');
+    expect(a.lease).toBe('routability/audit');
+    const heard: boolean[] = [];
+    const gone: boolean[] = [];
+    a.onChange(() => heard.push(a.isLeader()));
+    const unsubscribe = a.onChange(() => gone.push(a.isLeader()));
+    await until(() => a.isLeader(), 'leadership');
+    unsubscribe();
+    electors = electors.filter((e) => e !== a);
+    await a.stop();
+    expect(heard).toEqual([true, false]);
+    expect(gone).toEqual([true]);
+  });
+});

@@ -7,7 +7,6 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerAudit } from '../../src/audit/server.js';
 import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
@@ -20,12 +19,6 @@ import { ranges } from '../support/gateways.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
 
 const RANGES = ranges('10.96.0.0/16');
-/** The audit off: no Lease, so this replica writes. */
-const NO_AUDIT: ServerAudit = {
-  describe: () => ({ enabled: false }),
-  leadership: undefined,
-  stop: () => Promise.resolve(),
-};
 const METRICS = [
   'routability_webhook_policy_params_writes_total',
   'routability_webhook_policy_params_failures_total',
@@ -42,7 +35,8 @@ function parts(args: readonly string[], noCluster?: string) {
       logger,
       registry,
       inputs: ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(RANGES, 'test') }),
-      audit: NO_AUDIT,
+      // The audit off: no Lease, so this replica writes.
+      leadership: undefined,
       noCluster,
     },
   };
