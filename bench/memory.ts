@@ -24,7 +24,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { FakeApiServer, serviceCidr } from '../test/cluster/fake-apiserver.js';
+import { FakeApiServer, serviceCidr } from '../test/kit/fake-apiserver.js';
 import { loadFor } from './lib/load.js';
 import {
   makeCerts,
