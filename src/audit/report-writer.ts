@@ -31,6 +31,7 @@ import {
 } from './reports.js';
 import { asRecord, own, type JsonRecord } from '../json/record.js';
 import type { KubeClient, KubeMethod } from '../kube/client.js';
+import { backoffDelay, type Random } from '../kube/backoff.js';
 import {
   BadAnswerError,
   describeKubeError,
@@ -51,6 +52,8 @@ export interface ReportWriterOptions {
   readonly leading?: () => boolean;
   /** Backoff between retries of a failed round; default 5 s doubling to 5 min. */
   readonly retry?: { readonly initialMs: number; readonly maxMs: number };
+  /** For the retry's jitter; default Math.random (tests fix it). */
+  readonly random?: Random;
 }
 
 export interface ReportWriteOutcome {
@@ -184,7 +187,7 @@ class KubeReportWriter implements ReportWriter {
   private scheduleRetry(): void {
     this.failures++;
     const { initialMs, maxMs } = this.opts.retry ?? { initialMs: 5_000, maxMs: 5 * 60_000 };
-    const backoff = Math.min(maxMs, initialMs * 2 ** (this.failures - 1)) * (0.8 + 0.4 * Math.random());
+    const backoff = backoffDelay({ initialMs, maxMs }, this.failures, this.opts.random ?? Math.random);
     const delay = Math.round(Math.max(backoff, Math.min(this.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)));
     this.retryAt = Date.now() + delay;
     this.retryTimer = setTimeout(() => {

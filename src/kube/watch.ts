@@ -23,6 +23,7 @@ import {
   retryAfterWait,
   withTimeout,
 } from './errors.js';
+import { backoffDelay, type Random } from './backoff.js';
 import { readWatchLines, type WatchEvent } from './watch-lines.js';
 
 export interface BackoffOptions {
@@ -53,10 +54,13 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 const WATCH_GRACE_MS = 15_000;
 
 /** The wait before restart number `failures`: doubling from initialMs to maxMs, ±20 %, at least the Retry-After. */
-export function restartDelay(backoff: BackoffOptions, failures: number, err: unknown): number {
-  const exponential = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
-  const jittered = Math.round(exponential * (0.8 + 0.4 * Math.random()));
-  return Math.max(jittered, retryAfterWait(err));
+export function restartDelay(
+  backoff: BackoffOptions,
+  failures: number,
+  err: unknown,
+  random: Random,
+): number {
+  return Math.max(backoffDelay(backoff, failures, random), retryAfterWait(err));
 }
 
 /** The largest watch event held (one line); a larger one ends the watch as a bad answer. */
@@ -124,6 +128,7 @@ class StoppableWatch implements Watcher {
     private readonly client: KubeClient,
     private readonly timeoutMs: number,
     private readonly startMs: number,
+    private readonly random: Random,
   ) {}
 
   async watch(
@@ -133,7 +138,7 @@ class StoppableWatch implements Watcher {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     const controller = new AbortController();
-    const seconds = Math.ceil((this.timeoutMs / 1000) * (1 + Math.random()));
+    const seconds = Math.ceil((this.timeoutMs / 1000) * (1 + this.random()));
     const what = `watch ${path}`;
     const startedAt = Date.now();
     const seen: StreamState = { objects: 0, gone: false, finished: false };
@@ -219,9 +224,10 @@ function makeStoppableInformer<T extends KubernetesObject>(
     readonly fieldSelector: string | undefined;
     readonly watchTimeoutMs: number;
     readonly startTimeoutMs: number;
+    readonly random: Random;
   },
 ): { informer: Informer<T>; stop: () => void } {
-  const watch = new StoppableWatch(client, opts.watchTimeoutMs, opts.startTimeoutMs);
+  const watch = new StoppableWatch(client, opts.watchTimeoutMs, opts.startTimeoutMs, opts.random);
   const informer = new Informer<T>({ path, watch, list, fieldSelector: opts.fieldSelector });
   return {
     informer,
@@ -302,6 +308,8 @@ export interface ResourceWatchOptions {
   readonly logger: Logger;
   readonly metrics: WatchMetrics;
   readonly backoff?: Partial<BackoffOptions>;
+  /** For the jitter of restarts and watch lengths; default Math.random (tests fix it). */
+  readonly random?: Random;
 }
 
 export interface WatchHealth {
@@ -335,6 +343,7 @@ export interface ResourceWatch<T extends KubernetesObject> {
  */
 class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
   private readonly backoff: BackoffOptions;
+  private readonly random: Random;
   private readonly log: Logger;
   private watchState: WatchState = 'starting';
   private versionIndex = 0;
@@ -355,6 +364,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
 
   constructor(private readonly opts: ResourceWatchOptions) {
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+    this.random = opts.random ?? Math.random;
     this.log = opts.logger.child({ resource: `${opts.resource}.${opts.group}` });
     // Present from the start (at 0), so rate() and alerts work before the first restart.
     opts.metrics.watchRestarts.inc({ resource: opts.resource }, 0);
@@ -477,6 +487,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
         fieldSelector: this.opts.fieldSelector,
         watchTimeoutMs: this.backoff.watchTimeoutMs,
         startTimeoutMs: this.backoff.listTimeoutMs,
+        random: this.random,
       },
     );
     const changed = (): void => {
@@ -532,7 +543,7 @@ class ResourceWatcher<T extends KubernetesObject> implements ResourceWatch<T> {
     if (Date.now() - this.launchedAt >= backoff.resetAfterMs) this.failures = 0;
     this.failures++;
     const failures = this.failures;
-    const delay = restartDelay(backoff, failures, err);
+    const delay = restartDelay(backoff, failures, err, this.random);
     this.lastErrorText = describeKubeError(err);
     if (err instanceof BadAnswerError)
       this.opts.metrics.badAnswers.inc({ resource: this.opts.resource, reason: err.reason });

@@ -15,6 +15,7 @@
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
+import { backoffDelay, JITTER_HALF, type Random } from '../kube/backoff.js';
 import type { KubeClient } from '../kube/client.js';
 import { describeKubeError, httpStatusOf, KubeApiError } from '../kube/errors.js';
 import type { Leadership } from '../kube/lease.js';
@@ -41,7 +42,7 @@ export interface ParamsSyncDeps {
   /** Re-read this often while in step (default 5 min). */
   readonly resyncMs?: number;
   /** For the jitter (tests). */
-  readonly random?: () => number;
+  readonly random?: Random;
   readonly timeoutMs?: number;
 }
 
@@ -71,10 +72,9 @@ export function retryDelay(
   failures: number,
   err: unknown,
   backoff: { readonly initialMs: number; readonly maxMs: number },
-  random: () => number,
+  random: Random,
 ): number {
-  const base = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.max(0, failures - 1));
-  const jittered = base / 2 + (base / 2) * random();
+  const jittered = backoffDelay({ ...backoff, jitter: JITTER_HALF }, failures, random);
   const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
   return Math.max(jittered, retryAfter ?? 0);
 }

@@ -90,18 +90,18 @@ describe('the resource watch under API server faults', () => {
       watchTimeoutMs: 1,
     };
     for (let i = 0; i < 50; i++) {
-      const first = restartDelay(b, 1, new Error('x'));
+      const first = restartDelay(b, 1, new Error('x'), Math.random);
       expect(first).toBeGreaterThanOrEqual(400);
       expect(first).toBeLessThanOrEqual(600);
-      const capped = restartDelay(b, 20, new Error('x'));
+      const capped = restartDelay(b, 20, new Error('x'), Math.random);
       expect(capped).toBeGreaterThanOrEqual(12_000);
       expect(capped).toBeLessThanOrEqual(18_000);
     }
     const throttled = new KubeApiError({ statusCode: 429, body: '', what: 'GET x', retryAfter: '7' });
-    expect(restartDelay(b, 1, throttled)).toBe(7_000);
+    expect(restartDelay(b, 1, throttled, Math.random)).toBe(7_000);
     const forever = new KubeApiError({ statusCode: 503, body: '', what: 'GET x', retryAfter: '86400' });
-    expect(restartDelay(b, 1, forever)).toBe(300_000);
-    const delays = new Set(Array.from({ length: 20 }, () => restartDelay(b, 3, new Error('x'))));
+    expect(restartDelay(b, 1, forever, Math.random)).toBe(300_000);
+    const delays = new Set(Array.from({ length: 20 }, () => restartDelay(b, 3, new Error('x'), Math.random)));
     expect(delays.size).toBeGreaterThan(1);
   });
 });

@@ -6,6 +6,7 @@
  * often).
  */
 import type { Logger } from 'pino';
+import { backoffDelay, type Random } from '../kube/backoff.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
 
 export type LookupState =
@@ -35,7 +36,8 @@ export class LookupHealth {
   constructor(
     private readonly logger: Logger,
     private readonly metrics: AllocationLookupMetrics | undefined,
-    private readonly probeIntervalMs: number,
+    /** The longest wait between probes while lookups fail, and the randomness of its jitter. */
+    private readonly probes: { readonly intervalMs: number; readonly random: Random },
     /** Runs one probe; called by the schedule. */
     private readonly probe: () => Promise<void>,
   ) {}
@@ -82,9 +84,13 @@ export class LookupHealth {
   private scheduleProbe(): void {
     if (this.closed || this.probeTimer || (this.state !== 'unavailable' && this.state !== 'absent')) return;
     // Jitter (±20 %): replicas that lost the API server together do not probe it in step.
-    const base = Math.min(this.probeIntervalMs, 1_000 * 2 ** Math.max(0, this.failedProbes - 1));
+    const base = backoffDelay(
+      { initialMs: 1_000, maxMs: this.probes.intervalMs },
+      this.failedProbes,
+      this.probes.random,
+    );
     // Never sooner than the last failure's Retry-After.
-    const delay = Math.max(Math.round(base * (0.8 + 0.4 * Math.random())), this.lastError?.retryAfterMs ?? 0);
+    const delay = Math.max(base, this.lastError?.retryAfterMs ?? 0);
     this.probeTimer = setTimeout(() => {
       this.probeTimer = undefined;
       void this.probe();

@@ -143,7 +143,12 @@ export function createAllocationLookup(deps: AllocationLookupDeps): AllocationLo
     const outcome = await fetchOne(PROBE_NAME, 'probe', NO_REQUESTER);
     health.probed(outcome.kind === 'error' || outcome.kind === 'absent');
   };
-  const health = new LookupHealth(deps.logger, deps.metrics, opts.probeIntervalMs, probe);
+  const health = new LookupHealth(
+    deps.logger,
+    deps.metrics,
+    { intervalMs: opts.probeIntervalMs, random: Math.random },
+    probe,
+  );
 
   const lookupOne = cachedLookup({ cache, health, opts, metrics: deps.metrics, fetchOne });
 

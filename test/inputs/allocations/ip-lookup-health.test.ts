@@ -22,10 +22,15 @@ function healthWith(probeIntervalMs = 10_000) {
   const { logger, lines } = capturingLogger();
   const metrics = allocationLookupMetrics(new Registry());
   let probes = 0;
-  const health = new LookupHealth(logger, metrics, probeIntervalMs, () => {
-    probes++;
-    return Promise.resolve();
-  });
+  const health = new LookupHealth(
+    logger,
+    metrics,
+    { intervalMs: probeIntervalMs, random: () => Math.random() },
+    () => {
+      probes++;
+      return Promise.resolve();
+    },
+  );
   const up = async () => (await metrics.up.get()).values[0]?.value;
   /** The number of probes started after `ms` more milliseconds. */
   const probesAfter = (ms: number) => {
