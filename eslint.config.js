@@ -13,21 +13,21 @@ import tseslint from 'typescript-eslint';
 const WALLS = {
   admission: { src: 'json', packages: 'ajv' },
   audit: {
-    src: 'config findings inputs json kube rules',
+    src: 'config findings inputs json kube rules error-text.ts',
     packages: 'node:fs node:os pino prom-client',
   },
-  certs: { src: '', packages: 'node:crypto node:fs/promises node:path selfsigned' },
-  check: { src: 'config findings inputs rules io.ts', packages: 'node:fs node:path yaml' },
+  certs: { src: 'error-text.ts', packages: 'node:crypto node:fs/promises node:path selfsigned' },
+  check: { src: 'config findings inputs rules io.ts error-text.ts', packages: 'node:fs node:path yaml' },
   cli: {
     src: 'admission audit certs check config crd findings kube policy rules server verify webhooks error-text.ts io.ts',
     packages: 'node:fs node:fs/promises node:path node:url pino yaml',
   },
   config: { src: 'rules error-text.ts', packages: 'node:util' },
-  crd: { src: 'json rules', packages: '' },
+  crd: { src: 'json rules error-text.ts', packages: '' },
   // The judged finding, its line model and the writers check and audit share (text, json, github, junit, SARIF).
   findings: { src: 'rules', packages: 'node:crypto node:fs' },
   http: {
-    src: 'admission inputs rules webhooks readiness.ts',
+    src: 'admission inputs rules webhooks error-text.ts readiness.ts',
     packages:
       'fastify pino prom-client node:crypto node:fs node:fs/promises node:http node:https node:net node:path node:stream node:tls',
   },

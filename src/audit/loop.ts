@@ -5,6 +5,7 @@
  * trigger during a pass queues one more. Results go to metrics, and one log
  * line per Gateway whose findings changed since the previous pass.
  */
+import { errorMessage } from '../error-text.js';
 import type { Logger } from 'pino';
 import type { GatewayPage } from './gateway-pages.js';
 import { clearAudit, recordAudit, type AuditMetrics } from './metrics.js';
@@ -132,7 +133,7 @@ async function judgedPass(
       if (deps.leading && !deps.leading()) throw new Error(NOT_LEADING);
       await deps.afterPass?.(result);
     } catch (err) {
-      deps.logger.warn({ err: (err as Error).message }, 'audit: writing the results failed');
+      deps.logger.warn({ err: errorMessage(err) }, 'audit: writing the results failed');
     }
     const { gateways, violations, warnings } = result;
     deps.logger.info(
@@ -141,7 +142,7 @@ async function judgedPass(
     );
     return { result };
   } catch (err) {
-    const error = (err as Error).message;
+    const error = errorMessage(err);
     deps.metrics.runs.inc({ result: 'error' });
     deps.logger.warn({ reason, err: error }, 'audit pass failed; the last results stay in the metrics');
     return { error };

@@ -17,6 +17,7 @@
  * while this replica leads: every request is sent only after checking that it
  * still does, so a replica that lost its lease writes nothing more.
  */
+import { errorMessage } from '../error-text.js';
 import type { Logger } from 'pino';
 import type { AuditResult } from './pass.js';
 import {
@@ -321,7 +322,7 @@ class KubeReportWriter implements ReportWriter {
         await job();
       } catch (err) {
         // Lost the lease, or the server asked to wait: no further request this round.
-        if (this.retryAfterMs !== undefined || (err as Error).message === NOT_LEADING_WRITES) throw err;
+        if (this.retryAfterMs !== undefined || errorMessage(err) === NOT_LEADING_WRITES) throw err;
         failures.push(`${ns}: ${describeKubeError(err)}`);
       }
     };

@@ -4,6 +4,7 @@
  * admission routes use. Without a cluster there is nothing to audit, and the
  * server says so once.
  */
+import { errorMessage } from '../error-text.js';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
@@ -83,7 +84,7 @@ async function loadCluster(deps: ServerAuditDeps): Promise<
     const loaded = loadKubeconfig(where);
     return { loaded, client: kubeClient(loaded.kc) };
   } catch (err) {
-    return { reason: `no cluster to audit: ${(err as Error).message}` };
+    return { reason: `no cluster to audit: ${errorMessage(err)}` };
   }
 }
 

@@ -1,4 +1,5 @@
 /** Reads the CA an earlier `certs` run wrote, for `certs --renew`: present, a CA, not expired, its key. */
+import { errorMessage } from '../error-text.js';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,7 +31,7 @@ export async function readCa(outDir: string): Promise<{ cert: string; key: strin
     if (!ca.checkPrivateKey(createPrivateKey(key)))
       return `--renew: ${join(outDir, 'ca.key')} is not the key of ca.crt`;
   } catch (err) {
-    return `--renew: cannot read the CA in ${outDir}: ${err instanceof Error ? err.message : String(err)}`;
+    return `--renew: cannot read the CA in ${outDir}: ${errorMessage(err)}`;
   }
   return { cert, key };
 }

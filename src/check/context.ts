@@ -4,6 +4,7 @@
  * the GEP-5093 revision from its Gateway CRD). The Kubernetes client is
  * loaded only in the latter case, so a plain `check` never pays for it.
  */
+import { errorMessage } from '../error-text.js';
 import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefetch.js';
 import type { RevisionDecision } from '../inputs/revision/crd-revision-decision.js';
 import type { AllocatedIPSource } from '../inputs/allocations/types.js';
@@ -80,7 +81,7 @@ async function readInputs(
       ...(followCrd ? { readGepRevision: true } : {}),
     });
   } catch (err) {
-    return { ok: false, error: `--from-cluster: ${(err as Error).message}`, usage: false };
+    return { ok: false, error: `--from-cluster: ${errorMessage(err)}`, usage: false };
   }
   const read = { ...offline, ranges: offline.ranges ?? snapshot.ranges, allocatedIPs: snapshot.allocatedIPs };
   const crd = followCrd ? snapshot.gepRevision : undefined;

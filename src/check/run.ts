@@ -3,6 +3,7 @@
  * and place each finding at its line. Every input is checked even when an
  * earlier one is broken; problems become InputErrors, never exceptions.
  */
+import { errorMessage } from '../error-text.js';
 import { readFileSync } from 'node:fs';
 import { isScalar, type Document, type Node } from 'yaml';
 import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefetch.js';
@@ -108,12 +109,7 @@ export function checkSource(source: SourceText, ctx: RuleContext): FileReport {
           gateways.push(checkGateway({ source, doc: parsed.doc, document: parsed.index }, found, ctx));
         } catch (err) {
           // toJS refuses alias bombs; anything else would be a bug, reported rather than thrown.
-          error(
-            'CheckFailed',
-            parsed.index,
-            start,
-            `could not check this Gateway: ${(err as Error).message}`,
-          );
+          error('CheckFailed', parsed.index, start, `could not check this Gateway: ${errorMessage(err)}`);
         }
       }
     }

@@ -3,6 +3,7 @@
  * already stored in the cluster. Thin on purpose: flags → context (as
  * `check --from-cluster` builds it) → paginated list → one audit pass → format.
  */
+import { errorMessage } from '../error-text.js';
 import { resolveContext } from '../check/context.js';
 import { AUDIT_FORMATTERS, type AuditReport } from '../audit/format.js';
 import { gatewayPageFetcher, gatewayPages } from '../audit/gateway-pages.js';
@@ -32,7 +33,7 @@ export const command = defineCommand({
       loaded = loadKubeconfig({ kubeconfig: options.kubeconfig, env: io.env });
     } catch (err) {
       await resolved.allocations?.close();
-      return fail((err as Error).message);
+      return fail(errorMessage(err));
     }
     const client = kubeClient(loaded.kc);
     const fetch = gatewayPageFetcher(client, {
@@ -49,7 +50,7 @@ export const command = defineCommand({
         { audited: () => options.output === 'junit' },
       );
     } catch (err) {
-      return fail(`${(err as Error).message} at ${loaded.server}`);
+      return fail(`${errorMessage(err)} at ${loaded.server}`);
     } finally {
       await resolved.allocations?.close();
       client.close();

@@ -11,6 +11,7 @@
  * replacing one revision's schema by the other's, as `--apply` refuses. Annotations are never touched (Gateway
  * API's safe-upgrades policy looks at the bundle-version annotation).
  */
+import { errorMessage } from '../error-text.js';
 import { asRecord, own } from '../json/record.js';
 import { GATEWAY_API_GROUP, type GepRevision } from '../rules/index.js';
 import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
@@ -200,6 +201,6 @@ export function patchGatewayCrd(doc: unknown, revision: GepRevision = 'provision
   try {
     return { ok: true, crd: applyJsonPatch(doc as Json, routabilityPatch(revision)), changed: true, found };
   } catch (err) {
-    return { ok: false, problems: [(err as Error).message] };
+    return { ok: false, problems: [errorMessage(err)] };
   }
 }

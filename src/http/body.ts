@@ -7,6 +7,7 @@
  * only ever read, instead of failing the whole review, and (3) a body nested
  * deeper than any the apiserver sends is refused before it is parsed.
  */
+import { errorMessage } from '../error-text.js';
 import type { IncomingMessage } from 'node:http';
 import type { BodyBudget, Release } from './body-budget.js';
 import { BodyBytes } from './body-bytes.js';
@@ -51,7 +52,7 @@ export function parseJsonBody(bytes: Buffer, maxDepth: number): { body: unknown 
   try {
     return { body: JSON.parse(bytes.toString('utf8')) as unknown };
   } catch (err) {
-    return new HttpError(400, `body is not valid JSON: ${(err as Error).message.slice(0, 120)}`);
+    return new HttpError(400, `body is not valid JSON: ${errorMessage(err).slice(0, 120)}`);
   }
 }
 

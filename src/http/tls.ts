@@ -4,6 +4,7 @@
  * `..data` symlink in the folder, which a watch on the file itself can miss,
  * so the folder is watched and the files are also polled.
  */
+import { errorMessage } from '../error-text.js';
 import { createHash, X509Certificate, createPrivateKey } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -62,7 +63,7 @@ export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
       return await readFile(path);
     } catch (err) {
       throw new Error(
-        `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
       );
     }
   };
@@ -130,10 +131,7 @@ export function watchCertificates(
     try {
       next = await loadTlsMaterial(files);
     } catch (err) {
-      logger.warn(
-        { err: (err as Error).message },
-        'certificate reload failed; still serving the previous one',
-      );
+      logger.warn({ err: errorMessage(err) }, 'certificate reload failed; still serving the previous one');
       return;
     }
     if (next.digest === current.digest) return;
@@ -214,7 +212,7 @@ function watchFolders(folders: Iterable<string>, onEvent: () => void, logger: Lo
       );
       watchers.push(w);
     } catch (err) {
-      logger.warn({ folder, err: (err as Error).message }, 'cannot watch certificate folder; polling only');
+      logger.warn({ folder, err: errorMessage(err) }, 'cannot watch certificate folder; polling only');
     }
   }
   return watchers;

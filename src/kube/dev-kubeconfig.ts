@@ -9,6 +9,7 @@
  * Without --dev none of this applies: an unusable kubeconfig is a cluster that
  * cannot be read.
  */
+import { errorMessage } from '../error-text.js';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { KubeConfig } from './kubeconfig-model.js';
@@ -23,7 +24,7 @@ function fileProblem(source: KubeconfigSource): string | undefined {
   try {
     if (readFileSync(path, 'utf8').trim() === '') return `${path} is empty`;
   } catch (err) {
-    return `cannot read ${path}: ${(err as Error).message}`;
+    return `cannot read ${path}: ${errorMessage(err)}`;
   }
   return undefined;
 }
