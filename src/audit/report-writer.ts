@@ -30,7 +30,7 @@ import {
   type ReportApi,
   type ReportObject,
 } from './reports.js';
-import { asRecord, own, type JsonRecord } from '../json/record.js';
+import { asRecord, own, stringAt, type JsonRecord } from '../json/record.js';
 import type { KubeClient, KubeMethod } from '../kube/client.js';
 import { backoffDelay, type Random } from '../kube/backoff.js';
 import {
@@ -81,11 +81,6 @@ interface Stored {
   readonly namespace: string;
   readonly resourceVersion: string | undefined;
   readonly object: JsonRecord;
-}
-
-function stringAt(record: JsonRecord | undefined, key: string): string | undefined {
-  const value = own(record, key);
-  return typeof value === 'string' ? value : undefined;
 }
 
 /** The reports of a list page named REPORT_NAME, read through json/record.ts. */

@@ -45,7 +45,7 @@ function mapGet(map: YAMLMap, key: string, doc: Document.Parsed): unknown {
   return undefined;
 }
 
-function stringAt(map: YAMLMap, key: string, doc: Document.Parsed): string | undefined {
+function scalarStringAt(map: YAMLMap, key: string, doc: Document.Parsed): string | undefined {
   const node = mapGet(map, key, doc);
   return isScalar(node) && typeof node.value === 'string' ? node.value : undefined;
 }
@@ -86,8 +86,8 @@ export function extractObjects(root: Node, doc: Document.Parsed): Extracted[] {
       return;
     }
     const map = node as YAMLMap;
-    const apiVersion = stringAt(map, 'apiVersion', doc) ?? inherited?.apiVersion;
-    const kind = stringAt(map, 'kind', doc) ?? inherited?.kind;
+    const apiVersion = scalarStringAt(map, 'apiVersion', doc) ?? inherited?.apiVersion;
+    const kind = scalarStringAt(map, 'kind', doc) ?? inherited?.kind;
     if (kind === 'Gateway' && apiVersion !== undefined && GATEWAY_API_VERSIONS.has(apiVersion)) {
       out.push({ kind: 'gateway', node: map, apiVersion, itemPath });
       return;

@@ -4,7 +4,7 @@
  * network error) into one line of text for logs, /readyz and warnings.
  */
 import { firstLine } from '../error-text.js';
-import { asRecord, own } from '../json/record.js';
+import { asRecord, numberAt, own } from '../json/record.js';
 
 /** A non-2xx answer: the status, the body as sent, and the Retry-After the server asked for. */
 export class KubeApiError extends Error {
@@ -67,10 +67,7 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 /** The HTTP status of a failed request (KubeApiError, a watch's statusCode, ApiException.code), if any. */
 export function httpStatusOf(err: unknown): number | undefined {
   const e = asRecord(err);
-  const statusCode = own(e, 'statusCode');
-  if (typeof statusCode === 'number') return statusCode;
-  const code = own(e, 'code');
-  return typeof code === 'number' ? code : undefined;
+  return numberAt(e, 'statusCode') ?? numberAt(e, 'code');
 }
 
 /** The first line of an error's message (at most 300 characters), for logs and readiness reasons. */

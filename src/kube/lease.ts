@@ -11,7 +11,7 @@
  * passed (at most 5 min), even if that costs the lead.
  */
 import type { Logger } from 'pino';
-import { asRecord, own, type JsonRecord } from '../json/record.js';
+import { asRecord, numberAt, own, stringAt, type JsonRecord } from '../json/record.js';
 import type { KubeClient } from './client.js';
 import { describeKubeError, httpStatusOf, retryAfterWait } from './errors.js';
 
@@ -61,16 +61,6 @@ interface LeaseSpec {
 interface LeaseObject {
   readonly object: JsonRecord;
   readonly spec: LeaseSpec;
-}
-
-function stringAt(record: JsonRecord | undefined, key: string): string | undefined {
-  const value = own(record, key);
-  return typeof value === 'string' ? value : undefined;
-}
-
-function numberAt(record: JsonRecord | undefined, key: string): number | undefined {
-  const value = own(record, key);
-  return typeof value === 'number' ? value : undefined;
 }
 
 /** The answer read as a Lease; fields of the wrong type read as absent. */

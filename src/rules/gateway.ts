@@ -5,7 +5,7 @@
  * conditions, and findings about a shape the CRD would refuse. Nothing here
  * throws, whatever the object holds.
  */
-import { asRecord, own, type JsonRecord } from '../json/record.js';
+import { asRecord, own, stringAt, type JsonRecord } from '../json/record.js';
 import { FieldPath } from './field-path.js';
 import { finding, type Finding } from './types.js';
 
@@ -125,8 +125,6 @@ function readConditions(status: JsonRecord | undefined): ConditionView[] {
   return out;
 }
 
-const stringOrUndefined = (value: unknown) => (typeof value === 'string' ? value : undefined);
-
 /**
  * The view of a Gateway object; `undefined` or a non-object reads as an empty Gateway.
  * The identity's three fields are copied one by one: an object literal that starts with a
@@ -152,9 +150,9 @@ export function readGateway(object: unknown): GatewayView {
 export function gatewayIdentity(object: unknown): GatewayIdentity {
   const metadata = asRecord(own(asRecord(object), 'metadata'));
   return {
-    namespace: stringOrUndefined(own(metadata, 'namespace')),
-    name: stringOrUndefined(own(metadata, 'name')),
-    uid: stringOrUndefined(own(metadata, 'uid')),
+    namespace: stringAt(metadata, 'namespace'),
+    name: stringAt(metadata, 'name'),
+    uid: stringAt(metadata, 'uid'),
   };
 }
 

@@ -4,7 +4,7 @@
  * IP, so this answers "is this IP held, and by whom" without listing anything;
  * the caller's signal cuts the request off at the lookup's deadline.
  */
-import { asRecord, own } from '../../json/record.js';
+import { asRecord, own, stringAt } from '../../json/record.js';
 import type { KubeClient } from '../../kube/client.js';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, shortStatus } from '../../kube/errors.js';
 import type { IPAddressHolder } from '../../rules/index.js';
@@ -44,20 +44,16 @@ export function isObjectNotFound(body: string, name: string): boolean {
   return own(record, 'reason') === 'NotFound' && own(asRecord(own(record, 'details')), 'name') === name;
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** The holder named by an IPAddress's parentRef; core-group parents have group "". */
 export function holderFromIPAddress(object: unknown): IPAddressHolder | undefined {
   const ref = asRecord(own(asRecord(own(asRecord(object), 'spec')), 'parentRef'));
-  const resource = text(own(ref, 'resource'));
-  const name = text(own(ref, 'name'));
+  const resource = stringAt(ref, 'resource');
+  const name = stringAt(ref, 'name');
   if (resource === undefined || name === undefined) return undefined;
   return {
-    group: text(own(ref, 'group')) ?? '',
+    group: stringAt(ref, 'group') ?? '',
     resource,
-    namespace: text(own(ref, 'namespace')) ?? '',
+    namespace: stringAt(ref, 'namespace') ?? '',
     name,
   };
 }
