@@ -11,6 +11,7 @@ import {
 } from '../config/flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
 import { AUDIT_OUTPUTS, type AuditOutput } from './format.js';
+import { isDns1123Label } from '../rules/index.js';
 
 export const AUDIT_FLAGS = {
   namespace: {
@@ -48,13 +49,11 @@ export interface AuditOptions {
   readonly output: AuditOutput;
 }
 
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export function auditOptionsFrom(f: FlagValues<typeof AUDIT_FLAGS>): Parsed<AuditOptions> {
   const rules = ruleSettingsFrom(f);
   if (!rules.ok) return rules;
   const namespace = f.namespace === '' ? undefined : f.namespace;
-  if (namespace !== undefined && (namespace.length > 63 || !NAMESPACE.test(namespace)))
+  if (namespace !== undefined && !isDns1123Label(namespace))
     return { ok: false, error: `--namespace: "${namespace}" is not a namespace name (RFC 1123 label)` };
   const pageSize = f['page-size'];
   if (pageSize < 1 || pageSize > 10_000)

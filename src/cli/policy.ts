@@ -16,6 +16,7 @@ import {
   type PolicySettings,
 } from '../policy/index.js';
 import type { GepRevision, ServiceRanges } from '../rules/index.js';
+import { isDns1123Subdomain } from '../rules/index.js';
 import { EXIT_OK, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
 import { defineCommand, type CommandRun } from './command.js';
@@ -103,8 +104,6 @@ interface PolicyOptions {
   readonly kubeconfig: string | undefined;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 function optionsOf(flags: FlagValues<typeof POLICY_FLAGS>) {
   const rules = ruleSettingsFrom(flags);
   if (!rules.ok) return rules;
@@ -118,7 +117,7 @@ function optionsOf(flags: FlagValues<typeof POLICY_FLAGS>) {
     ['--params-name', names.paramsName],
     ['--params-namespace', names.paramsNamespace],
   ] as const)
-    if (value.length > 58 || !DNS_SUBDOMAIN.test(value))
+    if (value.length > 58 || !isDns1123Subdomain(value))
       return { ok: false as const, error: `${flag}: "${value}" is not a DNS name of at most 58 characters` };
   const value: PolicyOptions = {
     revision: flags['gep-revision'],

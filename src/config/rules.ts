@@ -5,7 +5,7 @@
  * RuleContext by ruleContext: the four commands then take it alike.
  */
 import { ServiceRanges } from '../rules/index.js';
-import { ROUTABILITY_MAX_LENGTH } from '../rules/index.js';
+import { DOMAIN_PREFIXED, isDns1123Subdomain, ROUTABILITY_MAX_LENGTH } from '../rules/index.js';
 import type { AllocatedIPs, GepRevision, GepRevisionSetting, Policy, RuleContext } from '../rules/index.js';
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 
@@ -58,10 +58,6 @@ export interface RuleConfig extends RuleSettings {
   readonly serviceRanges: ServiceRanges | undefined;
 }
 
-const DOMAIN_PREFIXED =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 function allowedRoutabilityError(allowed: readonly string[]): string | undefined {
   for (const value of allowed) {
     if (value.length > ROUTABILITY_MAX_LENGTH || !DOMAIN_PREFIXED.test(value))
@@ -80,7 +76,7 @@ export function ruleSettingsFrom(flags: FlagValues<typeof RULE_FLAGS>): Parsed<R
     serviceRanges = parsed.ranges;
   }
   const clusterDomain = flags['cluster-domain'].replace(/\.$/, '');
-  if (!DNS_SUBDOMAIN.test(clusterDomain))
+  if (!isDns1123Subdomain(clusterDomain))
     return {
       ok: false,
       error: `--cluster-domain: "${clusterDomain}" is not a DNS domain (e.g. cluster.local)`,

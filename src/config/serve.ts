@@ -6,6 +6,7 @@
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 import { parseFlags } from './flags.js';
 import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
+import { isDns1123Label, isDns1123Subdomain } from '../rules/index.js';
 
 /** kubeadm's default service range, used only by `serve --dev` with no other source. */
 export const DEV_SERVICE_CIDR = '10.96.0.0/12';
@@ -162,19 +163,11 @@ export interface ServeConfig extends RuleConfig {
   readonly policyParams: { readonly namespace: string; readonly name: string } | undefined;
 }
 
-const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
 /** `NAMESPACE/NAME` of --policy-params. */
 function policyParamsFrom(text: string | undefined): Parsed<ServeConfig['policyParams']> {
   if (text === undefined) return { ok: true, value: undefined };
   const [namespace = '', name = '', ...rest] = text.split('/');
-  if (
-    rest.length > 0 ||
-    !OBJECT_NAME.test(namespace) ||
-    namespace.length > 63 ||
-    !OBJECT_NAME.test(name) ||
-    name.length > 253
-  )
+  if (rest.length > 0 || !isDns1123Label(namespace) || !isDns1123Subdomain(name))
     return { ok: false, error: `--policy-params: "${text}" is not NAMESPACE/NAME of a ConfigMap` };
   return { ok: true, value: { namespace, name } };
 }
@@ -229,7 +222,7 @@ export function serveConfigFrom(f: FlagValues<typeof SERVE_FLAGS>): Parsed<Serve
     return { ok: false, error: '--max-inflight-body-bytes must be at least 1' };
   if (f.port === f['health-port'] && f.port !== 0)
     return { ok: false, error: '--port and --health-port must differ' };
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f['audit-lease']) || f['audit-lease'].length > 253)
+  if (!isDns1123Subdomain(f['audit-lease']))
     return { ok: false, error: `--audit-lease: "${f['audit-lease']}" is not a Kubernetes object name` };
   const leaseError = leaseTimingError(f['audit-lease-duration'], f['audit-lease-retry-period']);
   if (leaseError !== undefined) return { ok: false, error: leaseError };

@@ -6,8 +6,10 @@
  * admits makes one of them fail to evaluate.
  */
 import {
+  DNS1123_SUBDOMAIN_SOURCE,
   ROUTABILITY_MAX_LENGTH,
   ROUTABILITY_PATTERN,
+  TESTING_PREFIX,
   type GepRevision,
   type Policy,
   type RuleCode,
@@ -91,9 +93,7 @@ function isExternal(a: string, list: ListName, revision: GepRevision): string {
 
 const PROVISIONAL_RE = celString(ROUTABILITY_PATTERN);
 /** The experimental syntax: a DNS-1123 subdomain prefix (no per-label cap, as upstream), a slash, something after it. */
-const EXPERIMENTAL_RE = celString(
-  '(?s)^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$',
-);
+const EXPERIMENTAL_RE = celString(`(?s)^${DNS1123_SUBDOMAIN_SOURCE}/.+$`);
 const RESERVED_PREFIX_RE = celString('^([^/]*\\.)?k8s\\.io/');
 
 /** The revision's syntax rule fails (RoutabilityUnsupported). */
@@ -123,7 +123,7 @@ function isPrefixed(a: string, revision: GepRevision): string {
     revision === 'experimental'
       ? `${r} != '' && ${r} != 'Cluster'`
       : `${r} != 'Cluster' && ${r} != 'External'`;
-  const testing = revision === 'experimental' ? ` && !${r}.startsWith('testing.x-k8s.io/')` : '';
+  const testing = revision === 'experimental' ? ` && !${r}.startsWith('${TESTING_PREFIX}/')` : '';
   return `(${hasR(a)} && ${STR(r)} && ${wellKnown} && !${badSyntax(a, revision)}${testing})`;
 }
 

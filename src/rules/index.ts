@@ -29,6 +29,7 @@ export {
 export { reviewOf, type GatewayReview } from './review.js';
 export {
   GATEWAY_API_GROUP,
+  MAX_ADDRESSES,
   gatewayIdentity,
   readGateway,
   type GatewayIdentity,
@@ -41,6 +42,7 @@ export type { ErrorType } from './field-error.js';
 export { parseIP, type ParsedIP, type IPFamily } from './ip.js';
 export { ServiceRanges, parseCidr, type ServiceRange, type ServiceCidrInput } from './networks.js';
 export { CATALOGUE, RULE_CODES, type RuleCode } from './messages.js';
-export { ROUTABILITY_PATTERN, ROUTABILITY_MAX_LENGTH } from './routability.js';
+export { ROUTABILITY_PATTERN, ROUTABILITY_MAX_LENGTH, TESTING_PREFIX } from './routability.js';
+export { DNS1123_SUBDOMAIN_SOURCE, DOMAIN_PREFIXED, isDns1123Label, isDns1123Subdomain } from './names.js';
 export { GEP_REVISIONS, type GepRevision, type GepRevisionSetting } from './revision.js';
 export type { Finding, GatewayRequest, RuleContext, Policy, AllocatedIPs, IPAddressHolder } from './types.js';

@@ -6,6 +6,12 @@ import type { FieldPath } from './field-path.js';
 import { GATEWAY_API_GROUP, type AddressEntry } from './gateway.js';
 import { isGloballyRoutable, parseIP, type ParsedIP } from './ip.js';
 import { jsonText } from './json-text.js';
+import {
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  DNS1123_SUBDOMAIN_SOURCE,
+  DOMAIN_PREFIXED_PATH_SOURCE,
+  isDns1123Subdomain,
+} from './names.js';
 import { parseCidr, reservedKind as reservedKindOf, type ServiceRange } from './networks.js';
 import type { GepRevision } from './revision.js';
 import { finding, type Finding, type RuleContext } from './types.js';
@@ -16,20 +22,9 @@ import { finding, type Finding, type RuleContext } from './types.js';
  * this one does not. The CRD patch uses this very string, so the apiserver and
  * the engine agree.
  */
-export const ROUTABILITY_PATTERN =
-  "^(External|Cluster|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[A-Za-z0-9\\/\\-._~%!$&'()*+,;=:]+)$";
-export const ROUTABILITY_MAX_LENGTH = 253;
+export const ROUTABILITY_PATTERN = `^(External|Cluster|${DNS1123_SUBDOMAIN_SOURCE}\\/${DOMAIN_PREFIXED_PATH_SOURCE})$`;
+export const ROUTABILITY_MAX_LENGTH = DNS1123_SUBDOMAIN_MAX_LENGTH;
 const ROUTABILITY_RE = new RegExp(ROUTABILITY_PATTERN);
-
-/**
- * Upstream's `format.dns1123Subdomain()` (Kubernetes' IsDNS1123Subdomain): lower-case
- * labels, ≤ 253 characters in all. Like upstream, no 63-character cap per label
- * (docs/dev/decisions.md): a value the CRD admits is not denied for its label length.
- */
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-function isDns1123Subdomain(text: string): boolean {
-  return text.length > 0 && text.length <= 253 && DNS1123_SUBDOMAIN.test(text);
-}
 
 /** Upstream reserves these prefixes; conformance uses `testing.x-k8s.io/…`. */
 const isReservedPrefix = (prefix: string) => prefix === 'k8s.io' || prefix.endsWith('.k8s.io');
@@ -78,6 +73,8 @@ export function checkRoutabilitySyntax(
     return finding('RoutabilityUnsupported', at(), { value, reason: 'externalRemoved', revision });
   const slash = value.indexOf('/');
   const prefix = slash < 0 ? '' : value.slice(0, slash);
+  // Upstream's format.dns1123Subdomain(): ≤ 253 characters and, like upstream, no 63-character cap
+  // per label (docs/decisions.md): a value the CRD admits is not denied for its label length.
   if (slash < 0 || slash === value.length - 1 || !isDns1123Subdomain(prefix))
     return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax', revision });
   if (isReservedPrefix(prefix))
