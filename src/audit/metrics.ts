@@ -1,6 +1,7 @@
 /** The background audit's Prometheus metrics. */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
 import type { AuditResult } from './pass.js';
+import { counter, gauge } from '../metric-registry.js';
 
 export interface AuditMetrics {
   readonly findings: Gauge<'code' | 'scope'>;
@@ -13,44 +14,36 @@ export interface AuditMetrics {
 }
 
 export function auditMetrics(registry: Registry): AuditMetrics {
-  const registers = [registry];
   return {
-    findings: new Gauge({
+    findings: gauge(registry, {
       name: 'routability_webhook_audit_findings',
       help: 'Findings of the last audit pass over the stored Gateways, by rule code and scope (spec or status).',
       labelNames: ['code', 'scope'] as const,
-      registers,
     }),
-    violatingGateways: new Gauge({
+    violatingGateways: gauge(registry, {
       name: 'routability_webhook_audit_violating_gateways',
       help: 'Gateways whose stored addresses the last audit pass found in violation (a write of them would be denied under enforce).',
-      registers,
     }),
-    gateways: new Gauge({
+    gateways: gauge(registry, {
       name: 'routability_webhook_audit_gateways',
       help: 'Gateways judged by the last audit pass.',
-      registers,
     }),
-    lastRun: new Gauge({
+    lastRun: gauge(registry, {
       name: 'routability_webhook_audit_last_run_timestamp_seconds',
       help: 'Unix time at which the last successful audit pass finished.',
-      registers,
     }),
-    duration: new Gauge({
+    duration: gauge(registry, {
       name: 'routability_webhook_audit_duration_seconds',
       help: 'Wall-clock duration of the last successful audit pass.',
-      registers,
     }),
-    leader: new Gauge({
+    leader: gauge(registry, {
       name: 'routability_webhook_audit_leader',
       help: 'Whether this replica holds the audit lease and runs the audit (1) or not (0).',
-      registers,
     }),
-    runs: new Counter({
+    runs: counter(registry, {
       name: 'routability_webhook_audit_runs_total',
       help: 'Audit passes, by result (success, error).',
       labelNames: ['result'] as const,
-      registers,
     }),
   };
 }

@@ -18,7 +18,8 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { counter, gauge } from '../metric-registry.js';
 
 /** Probes and a few scrapers at once, with room to spare; far below what would strain the heap. */
 export const HEALTH_MAX_CONNECTIONS = 64;
@@ -44,20 +45,15 @@ export interface HealthConnectionMetrics {
 }
 
 export function healthConnectionMetrics(registry: Registry): HealthConnectionMetrics {
-  const existing = registry.getSingleMetric('routability_webhook_health_connections_open');
-  const closed = registry.getSingleMetric('routability_webhook_health_connections_closed_total');
-  if (existing && closed) return { open: existing as Gauge, closed: closed as Counter<'reason'> };
   return {
-    open: new Gauge({
+    open: gauge(registry, {
       name: 'routability_webhook_health_connections_open',
       help: 'TCP connections open on the health/metrics port.',
-      registers: [registry],
     }),
-    closed: new Counter({
+    closed: counter(registry, {
       name: 'routability_webhook_health_connections_closed_total',
       help: 'Connections on the health/metrics port closed by its cap: reason evicted (idle, to make room) or refused (every connection busy).',
       labelNames: ['reason'] as const,
-      registers: [registry],
     }),
   };
 }

@@ -1,5 +1,6 @@
 /** Metrics of the connection and body caps, registered on the registry passed in. */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { counter, gauge } from '../metric-registry.js';
 
 export type RefusalReason =
   | 'connection-limit'
@@ -40,32 +41,28 @@ export function createLimitMetrics(
   bodies: () => BodyGaugeSource | undefined = () => undefined,
 ): LimitMetrics {
   const metrics = {
-    connectionsOpen: new Gauge({
+    connectionsOpen: gauge(registry, {
       name: 'routability_webhook_connections_open',
       help: 'TCP connections open on the webhook port, in any state.',
-      registers: [registry],
     }),
-    refused: new Counter({
+    refused: counter(registry, {
       name: 'routability_webhook_refused_total',
       help:
         'Connections closed or requests refused by a cap: connection-limit, evicted-idle, evicted-handshake, ' +
         'handshake-timeout, tls-error, body-budget.',
       labelNames: ['reason'],
-      registers: [registry],
     }),
-    bodyBytesInFlight: new Gauge({
+    bodyBytesInFlight: gauge(registry, {
       name: 'routability_webhook_request_body_bytes_in_flight',
       help: 'Bytes of request bodies being received or parsed now (reserved at their Content-Length).',
-      registers: [registry],
       collect() {
         const source = bodies();
         if (source) this.set(source.inFlight());
       },
     }),
-    bodiesWaiting: new Gauge({
+    bodiesWaiting: gauge(registry, {
       name: 'routability_webhook_request_bodies_waiting',
       help: 'Requests waiting for room in the body budget before their body is read.',
-      registers: [registry],
       collect() {
         const source = bodies();
         if (source) this.set(source.waiting());

@@ -7,7 +7,8 @@
  * every call, which cost about a microsecond per review, while a scrape comes
  * every few seconds at most.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { counter, gauge, histogram } from '../metric-registry.js';
 
 type RequestLabels = 'webhook' | 'operation' | 'outcome' | 'code';
 
@@ -34,11 +35,10 @@ export interface ServerMetrics {
 /** The request counter: cells counted on the hot path, added to prom-client's counter when scraped. */
 function requestCounter(registry: Registry): ServerMetrics['requests'] {
   const cells: { labels: Record<RequestLabels, string>; pending: number }[] = [];
-  new Counter({
+  counter(registry, {
     name: 'routability_webhook_requests_total',
     help: 'Admission requests by webhook, operation, outcome (allowed, denied, patched, error) and HTTP code.',
     labelNames: ['webhook', 'operation', 'outcome', 'code'],
-    registers: [registry],
     collect() {
       for (const cell of cells)
         if (cell.pending > 0) {
@@ -61,10 +61,9 @@ function requestCounter(registry: Registry): ServerMetrics['requests'] {
 /** The in-flight gauge: a number on the hot path, read when scraped. */
 function inflightGauge(registry: Registry): InflightGauge {
   let inflight = 0;
-  new Gauge({
+  gauge(registry, {
     name: 'routability_webhook_inflight_requests',
     help: 'Admission requests being handled now.',
-    registers: [registry],
     collect() {
       this.set(inflight);
     },
@@ -82,25 +81,22 @@ function inflightGauge(registry: Registry): InflightGauge {
 export function createServerMetrics(registry: Registry): ServerMetrics {
   return {
     requests: requestCounter(registry),
-    duration: new Histogram({
+    duration: histogram(registry, {
       name: 'routability_webhook_request_duration_seconds',
       help: 'Time from request received to answer sent.',
       labelNames: ['webhook'],
       // The apiserver's default timeout is 10 s; answers should take well under a millisecond.
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5],
-      registers: [registry],
     }),
     inflight: inflightGauge(registry),
-    violations: new Counter({
+    violations: counter(registry, {
       name: 'routability_webhook_violations_total',
       help: 'Findings by rule code (denied, warned, ratcheted or notices).',
       labelNames: ['rule'],
-      registers: [registry],
     }),
-    certificateExpiry: new Gauge({
+    certificateExpiry: gauge(registry, {
       name: 'routability_webhook_certificate_expiry_timestamp_seconds',
       help: 'notAfter of the serving certificate in use, as a Unix time.',
-      registers: [registry],
     }),
   };
 }

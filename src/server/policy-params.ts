@@ -6,24 +6,23 @@
  * the sync itself is loaded only with it.
  */
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { ServeConfig } from '../config/serve.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import { oneLine } from '../kube/errors.js';
 import type { Leadership } from '../kube/lease.js';
 import type { ParamsSync, ParamsSyncMetrics } from './params-sync.js';
+import { counter } from '../metric-registry.js';
 
 function paramsSyncMetrics(registry: Registry): ParamsSyncMetrics {
   return {
-    writes: new Counter({
+    writes: counter(registry, {
       name: 'routability_webhook_policy_params_writes_total',
       help: "Writes that changed the policy's params ConfigMap (--policy-params) to the service ranges in force.",
-      registers: [registry],
     }),
-    failures: new Counter({
+    failures: counter(registry, {
       name: 'routability_webhook_policy_params_failures_total',
       help: "Failed reads or writes of the policy's params ConfigMap; each is retried with backoff.",
-      registers: [registry],
     }),
   };
 }

@@ -1,7 +1,7 @@
 /** Metrics of the GEP-5093 revision in force, registered once per registry. */
-import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { GEP_REVISIONS, type GepRevision } from '../../rules/index.js';
+import { gauge } from '../../metric-registry.js';
 
 export interface RevisionMetrics {
   /** 1 for the revision the rules use, 0 for the other (both 0 while it is unknown). */
@@ -10,32 +10,16 @@ export interface RevisionMetrics {
   setFieldMissing(missing: boolean): void;
 }
 
-function reuse<M>(registry: Registry, name: string, make: () => M): M {
-  return (registry.getSingleMetric(name) as M | undefined) ?? make();
-}
-
 export function revisionMetrics(registry: Registry): RevisionMetrics {
-  const revision = reuse(
-    registry,
-    'routability_webhook_gep_revision',
-    () =>
-      new Gauge({
-        name: 'routability_webhook_gep_revision',
-        help: 'GEP-5093 revision the rules follow: 1 for the one in force (provisional or experimental), 0 otherwise.',
-        labelNames: ['revision'] as const,
-        registers: [registry],
-      }),
-  );
-  const missing = reuse(
-    registry,
-    'routability_webhook_gateway_crd_routability_missing',
-    () =>
-      new Gauge({
-        name: 'routability_webhook_gateway_crd_routability_missing',
-        help: 'Is 1 while the Gateway CRD has no routability field (the API server drops it): add it with crd-patch.',
-        registers: [registry],
-      }),
-  );
+  const revision = gauge(registry, {
+    name: 'routability_webhook_gep_revision',
+    help: 'GEP-5093 revision the rules follow: 1 for the one in force (provisional or experimental), 0 otherwise.',
+    labelNames: ['revision'] as const,
+  });
+  const missing = gauge(registry, {
+    name: 'routability_webhook_gateway_crd_routability_missing',
+    help: 'Is 1 while the Gateway CRD has no routability field (the API server drops it): add it with crd-patch.',
+  });
   const metrics: RevisionMetrics = {
     setRevision: (inForce) => {
       for (const r of GEP_REVISIONS) revision.set({ revision: r }, r === inForce ? 1 : 0);
