@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Decode from '../../src/admission/decode.js';
 import type * as Answer from '../../src/admission/answer.js';
-import type * as Config from '../../src/config/rules.js';
+import type * as Config from '../../src/config/rule-settings.js';
 import type * as Networks from '../../src/rules/networks.js';
 import type * as Gateway from '../../src/webhooks/gateway.js';
 import type { BenchPayload } from '../payloads.js';
@@ -82,7 +82,7 @@ export async function measureEngine(
   const gateway = await load<typeof Gateway>('webhooks/gateway.js');
   const decodeMod = await load<typeof Decode>('admission/decode.js');
   const answerMod = await load<typeof Answer>('admission/answer.js');
-  const config = await load<typeof Config>('config/rules.js');
+  const config = await load<typeof Config>('config/rule-settings.js');
   const networks = await load<typeof Networks>('rules/networks.js');
   const parsed = networks.ServiceRanges.parse(SERVICE_CIDRS.split(','));
   if (!parsed.ok) throw new Error(parsed.error);

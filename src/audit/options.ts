@@ -9,7 +9,7 @@ import {
   type HelpText,
   type Parsed,
 } from '../config/flags.js';
-import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rule-settings.js';
 import { AUDIT_OUTPUTS, type AuditOutput } from './format.js';
 import { isDns1123Label } from '../rules/index.js';
 

@@ -9,7 +9,7 @@ import type { AllocationPrefetch } from '../inputs/allocations/allocation-prefet
 import type { RevisionDecision } from '../inputs/revision/crd-revision-decision.js';
 import type { AllocatedIPSource } from '../inputs/allocations/types.js';
 import type { ClusterSnapshot as FullSnapshot } from '../inputs/snapshot.js';
-import { offlineRevision, ruleContext } from '../config/rules.js';
+import { offlineRevision, ruleContext } from '../config/rule-settings.js';
 import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
 import type { CheckOptions } from './options.js';
 import type { CheckSettings } from './report.js';

@@ -1,6 +1,6 @@
 /**
  * `check`'s flags: the rule flags `serve` takes (one definition, in
- * config/rules.ts), plus inputs, the range source and the output format.
+ * config/rule-settings.ts), plus inputs, the range source and the output format.
  */
 import {
   envName,
@@ -11,7 +11,7 @@ import {
   type HelpText,
   type Parsed,
 } from '../config/flags.js';
-import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rules.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from '../config/rule-settings.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../findings/lines.js';
 
 const FAIL_ON = ['violation', 'warning'] as const;

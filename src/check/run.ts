@@ -11,7 +11,7 @@ import type { RuleContext } from '../rules/index.js';
 import { readDocuments } from './documents.js';
 import { evaluateGateway } from '../findings/evaluate.js';
 import { extractObjects } from './gateways.js';
-import { describeFsError, type Input } from './inputs.js';
+import { describeFsError, type Input } from './input-files.js';
 import { locateField } from './locate.js';
 import type { CheckReport, CheckSettings, FileReport, GatewayReport, InputError } from './report.js';
 import { decodeText, SourceText } from './source.js';

@@ -5,7 +5,7 @@
 import { resolveContext } from '../check/context.js';
 import { FORMATTERS } from '../check/format.js';
 import { inputErrorLine } from '../findings/text.js';
-import { discoverInputs } from '../check/inputs.js';
+import { discoverInputs } from '../check/input-files.js';
 import { CHECK_FLAGS, CHECK_HELP, checkOptionsFrom } from '../check/options.js';
 import { summarize } from '../check/report.js';
 import { checkInputs } from '../check/run.js';

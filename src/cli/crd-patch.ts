@@ -17,7 +17,7 @@ import {
   patchGatewayCrd,
   routabilityPatch,
 } from '../crd/patch.js';
-import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/revision.js';
+import { foundRevisionNote, revisionOfGatewayCrd } from '../crd/gep-revision.js';
 import { excessiveAliasing } from '../check/documents.js';
 import type { KubeClient } from '../kube/client.js';
 import type { GepRevision } from '../rules/index.js';

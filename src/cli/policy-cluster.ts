@@ -4,7 +4,7 @@
  * revision matches it before `--apply`), and the ordered server-side apply
  * that says, when it stops, what it applied and what it left behind.
  */
-import { foundRevisionNote, revisionOfGatewayCrd, describeCrdRevision } from '../crd/revision.js';
+import { foundRevisionNote, revisionOfGatewayCrd, describeCrdRevision } from '../crd/gep-revision.js';
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
 import { applyPath } from '../policy/index.js';
 import type { GepRevision } from '../rules/index.js';

@@ -6,7 +6,7 @@
  */
 import YAML from 'yaml';
 import { HELP_FLAG, type FlagDefinitions, type FlagValues, type HelpText } from '../config/flags.js';
-import { RULE_FLAGS, ruleSettingsFrom } from '../config/rules.js';
+import { RULE_FLAGS, ruleSettingsFrom } from '../config/rule-settings.js';
 import {
   DEFAULT_POLICY_NAMES,
   generatePolicies,

@@ -2,7 +2,7 @@
 import { answerReview } from '../admission/answer.js';
 import { createReviewDecoder } from '../admission/decode.js';
 import { type FlagDefinitions, type FlagValues, type Parsed } from '../config/flags.js';
-import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rules.js';
+import { RULE_FLAGS, ruleContext, ruleSettingsFrom, type RuleSettings } from '../config/rule-settings.js';
 import { errorMessage } from '../error-text.js';
 import { EXIT_OK, readAll, writeLine } from '../io.js';
 import type { ServiceRanges } from '../rules/index.js';

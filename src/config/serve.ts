@@ -5,7 +5,7 @@
  */
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 import { parseFlags } from './flags.js';
-import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rules.js';
+import { RULE_FLAGS, ruleSettingsFrom, type RuleConfig } from './rule-settings.js';
 import { isDns1123Label, isDns1123Subdomain } from '../rules/index.js';
 
 /** kubeadm's default service range, used only by `serve --dev` with no other source. */

@@ -14,14 +14,14 @@
 import { errorMessage } from '../error-text.js';
 import { asRecord, own } from '../json/record.js';
 import { GATEWAY_API_GROUP, type GepRevision } from '../rules/index.js';
-import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './revision.js';
+import { ADDRESS_LISTS, revisionOfGatewayCrd, type CrdRevision } from './gep-revision.js';
 import {
   routabilitySchemaFor,
   type ExperimentalRoutabilitySchema,
   type ProvisionalRoutabilitySchema,
 } from './schemas.js';
 
-export { ADDRESS_LISTS } from './revision.js';
+export { ADDRESS_LISTS } from './gep-revision.js';
 
 export const GATEWAY_CRD_NAME = `gateways.${GATEWAY_API_GROUP}`;
 /** The served versions, at the indices the upstream CRD has them. */

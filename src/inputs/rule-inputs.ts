@@ -11,7 +11,7 @@ import { allocationPrefetch, type AllocationPrefetch } from './allocations/alloc
 import type { RevisionSource } from './revision/crd-revision-source.js';
 import { allocatedIPsComponent, serviceRangesComponent } from './health.js';
 import type { ClusterSources } from './ranges/types.js';
-import { offlineRevision, ruleContext, type RuleSettings } from '../config/rules.js';
+import { offlineRevision, ruleContext, type RuleSettings } from '../config/rule-settings.js';
 import { sourceComponent, type HealthComponent } from '../readiness.js';
 import type { GepRevision, RuleContext, ServiceRanges } from '../rules/index.js';
 

@@ -8,7 +8,7 @@
 import type { GepRevision } from '../rules/index.js';
 import { messageExpression, renderMessage, staticMessage, token } from './cel.js';
 import { INDEXES } from './indexes.js';
-import { choose, STR, typeOf, type RuleCel } from './rules.js';
+import { choose, STR, typeOf, type RuleCel } from './cel-rules.js';
 import { accepts, ANY, identity as identityOf, statusEffective, STATUS_REQUEST } from './status-rules.js';
 
 const conditionsOf = (object: string, operation: string) =>

@@ -17,9 +17,9 @@ import { GATEWAY_API_GROUP, type RuleCode, type ServiceRanges } from '../rules/i
 import { INDEXES } from './indexes.js';
 import { STATUS_REQUEST } from './status-rules.js';
 import { policyRules } from './policy-rules.js';
-import { entryKey, RANGES, type ListName, type PolicySettings, type RuleCel } from './rules.js';
+import { entryKey, RANGES, type ListName, type PolicySettings, type RuleCel } from './cel-rules.js';
 
-export { OUT_OF_SCOPE, type PolicySettings } from './rules.js';
+export { OUT_OF_SCOPE, type PolicySettings } from './cel-rules.js';
 
 /** Where the objects live and what they are called. */
 export interface PolicyNames {

@@ -1,5 +1,5 @@
 /** Every rule of the policy for a setting: the per-entry rules, then RoutabilityMismatch and AddressesAssignedInconsistent (they read spec and conditions too). */
-import { entryRules, type PolicySettings, type RuleCel } from './rules.js';
+import { entryRules, type PolicySettings, type RuleCel } from './cel-rules.js';
 import { mismatch } from './status-rules.js';
 import { assigned } from './assigned-rule.js';
 

@@ -7,7 +7,7 @@
 import type { GepRevision } from '../rules/index.js';
 import { celString, renderMessage, token } from './cel.js';
 import { INDEXES } from './indexes.js';
-import { badSyntax, catalogueMessage, choose, STR, typeOf, type RuleCel } from './rules.js';
+import { badSyntax, catalogueMessage, choose, STR, typeOf, type RuleCel } from './cel-rules.js';
 
 /** The request is a write of gateways/status. */
 export const STATUS_REQUEST = "(has(request.subResource) && request.subResource == 'status')";

@@ -45,4 +45,11 @@ export { CATALOGUE, RULE_CODES, type RuleCode } from './messages.js';
 export { ROUTABILITY_PATTERN, ROUTABILITY_MAX_LENGTH, TESTING_PREFIX } from './routability.js';
 export { DNS1123_SUBDOMAIN_SOURCE, DOMAIN_PREFIXED, isDns1123Label, isDns1123Subdomain } from './names.js';
 export { GEP_REVISIONS, type GepRevision, type GepRevisionSetting } from './revision.js';
-export type { Finding, GatewayRequest, RuleContext, Policy, AllocatedIPs, IPAddressHolder } from './types.js';
+export type {
+  Finding,
+  GatewayRequest,
+  RuleContext,
+  Enforcement,
+  AllocatedIPs,
+  IPAddressHolder,
+} from './types.js';

@@ -11,7 +11,8 @@ import {
 import type { GepRevision } from './revision.js';
 import type { ServiceRanges } from './networks.js';
 
-export type Policy = 'enforce' | 'warn';
+/** What a violation does: deny the write, or allow it with a warning (`--spec-policy`, `--status-policy`). */
+export type Enforcement = 'enforce' | 'warn';
 
 /** Who holds an allocated ClusterIP, from the cluster's IPAddress objects. */
 export interface IPAddressHolder {
@@ -38,8 +39,8 @@ export interface RuleContext {
   readonly clusterDomain: string;
   /** Domain-prefixed values allowed; undefined allows any well-formed one. */
   readonly allowedRoutability?: ReadonlySet<string> | undefined;
-  readonly specPolicy: Policy;
-  readonly statusPolicy: Policy;
+  readonly specPolicy: Enforcement;
+  readonly statusPolicy: Enforcement;
   /**
    * The GEP-5093 revision the rules follow; undefined reads as `provisional`
    * (the seed), so callers that predate the revision keep today's behaviour.

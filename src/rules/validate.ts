@@ -8,7 +8,7 @@ import { isSpecWrite, isStatusWrite, type GatewayReview } from './review.js';
 import { entryKey } from './routability.js';
 import { checkSpecAddress } from './spec.js';
 import { checkAddressesAssigned, checkStatusAddress, conditionKey, indexSpecRequests } from './status.js';
-import { finding, type Finding, type Policy, type RuleContext } from './types.js';
+import { finding, type Finding, type Enforcement, type RuleContext } from './types.js';
 import { budgetWarnings } from './warnings.js';
 
 export interface ValidationResult {
@@ -141,7 +141,7 @@ export function validateGatewayReview(review: GatewayReview, ctx: RuleContext): 
 }
 
 function decide(collected: readonly Collected[], ctx: RuleContext): ValidationResult {
-  const policy = (scope: Scope): Policy => (scope === 'spec' ? ctx.specPolicy : ctx.statusPolicy);
+  const policy = (scope: Scope): Enforcement => (scope === 'spec' ? ctx.specPolicy : ctx.statusPolicy);
   const violations: Finding[] = [];
   const warned: Finding[] = [];
   const notices: Finding[] = [];

@@ -4,7 +4,7 @@
  * the API server runs admission and validation and stores nothing.
  */
 import { GATEWAY_CRD_NAME } from '../crd/patch.js';
-import { describeCrdRevision, revisionOfGatewayCrd } from '../crd/revision.js';
+import { describeCrdRevision, revisionOfGatewayCrd } from '../crd/gep-revision.js';
 import type { KubeAnswer, KubeClient } from '../kube/client.js';
 import { dig, failed, isSuccess, ok, parsed, refusal, statusMessage, type StepResult } from './answer.js';
 import { explainCallFailure, isCallFailure, PRUNED } from './explain.js';

@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REPORT_APIS } from '../../src/audit/reports.js';
-import type { Policy } from '../../src/rules/types.js';
+import type { Enforcement } from '../../src/rules/types.js';
 import { installDryRunAdmission, realWebhook } from '../kit/fake-admission.js';
 import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
@@ -201,7 +201,7 @@ async function exerciseVerify(fake: FakeApiServer, pod: Pod, docs: K8sObject[]):
     'gateways',
     gateway(namespace, 'web', { spec: [{ type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' }] }),
   );
-  const specPolicy = flag(pod.args, 'spec-policy') as Policy | undefined;
+  const specPolicy = flag(pod.args, 'spec-policy') as Enforcement | undefined;
   installDryRunAdmission(fake, [
     realWebhook(flag(pod.args, 'webhook-name'), specPolicy ? { specPolicy } : {}),
   ]);

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { allowedAliasRatio, excessiveAliasing, readDocuments } from '../../src/check/documents.js';
 import { checkSource } from '../../src/check/run.js';
 import { SourceText } from '../../src/check/source.js';
-import { ruleContext, ruleSettingsFrom } from '../../src/config/rules.js';
+import { ruleContext, ruleSettingsFrom } from '../../src/config/rule-settings.js';
 import { ServiceRanges } from '../../src/rules/index.js';
 import { REPO } from './support.js';
 

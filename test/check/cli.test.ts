@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECK_FLAGS } from '../../src/check/options.js';
-import { RULE_FLAGS } from '../../src/config/rules.js';
+import { RULE_FLAGS } from '../../src/config/rule-settings.js';
 import { check, MANIFESTS, RANGES } from './support.js';
 
 const VALID = 'manifests/nested/deeper/valid.yml';

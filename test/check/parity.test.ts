@@ -16,7 +16,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseFlags } from '../../src/config/flags.js';
-import { RULE_FLAGS, ruleContext, ruleSettingsFrom } from '../../src/config/rules.js';
+import { RULE_FLAGS, ruleContext, ruleSettingsFrom } from '../../src/config/rule-settings.js';
 import {
   mutateGateway,
   ServiceRanges,

@@ -6,7 +6,7 @@ import { readDocuments } from '../../src/check/documents.js';
 import { locateField } from '../../src/check/locate.js';
 import { checkSource } from '../../src/check/run.js';
 import { decodeText, SourceText } from '../../src/check/source.js';
-import { ruleContext, ruleSettingsFrom } from '../../src/config/rules.js';
+import { ruleContext, ruleSettingsFrom } from '../../src/config/rule-settings.js';
 import { ServiceRanges } from '../../src/rules/index.js';
 import { check, MANIFESTS, RANGES } from './support.js';
 

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { ruleContext } from '../../src/config/rules.js';
+import { ruleContext } from '../../src/config/rule-settings.js';
 import { parseServeConfig, type ServeConfig } from '../../src/config/serve.js';
 import { allocationPrefetch } from '../../src/inputs/allocations/allocation-prefetch.js';
 import type { Requester } from '../../src/inputs/allocations/ip-lookup-slots.js';

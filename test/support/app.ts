@@ -6,7 +6,7 @@ import type { ClusterSources } from '../../src/inputs/ranges/types.js';
 import { buildApp } from '../../src/http/app.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
-import type { RuleSettings } from '../../src/config/rules.js';
+import type { RuleSettings } from '../../src/config/rule-settings.js';
 import { DUAL_STACK } from './gateways.js';
 
 export const FIXTURE_SETTINGS: RuleSettings & { maxBodyBytes: number } = {

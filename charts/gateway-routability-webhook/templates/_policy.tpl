@@ -17,7 +17,7 @@ allow-list; test/chart/policy.test.ts holds the result equal to `routability-web
 
 {{/*
 The GEP-5093 revision the cluster's Gateway CRD carries, read with `lookup` as serve's
---gep-revision auto reads it (src/crd/revision.ts, in brief): a spec routability schema with a
+--gep-revision auto reads it (src/crd/gep-revision.ts, in brief): a spec routability schema with a
 `pattern` is this project's crd-patch schema (provisional); one whose CEL rule admits "" first
 (`size(self) == 0 || …`, upstream's) is experimental. Empty when it cannot be read: `helm template`,
 `--dry-run=client` and Argo CD cannot look up, a CRD without the field, or another schema.

@@ -6,7 +6,7 @@
  * often).
  */
 import type { Logger } from 'pino';
-import { backoffDelay, type Random } from '../kube/backoff.js';
+import { backoffDelay, type Random } from '../../kube/backoff.js';
 import type { AllocationLookupMetrics } from './ip-lookup-metrics.js';
 
 export type LookupState =

@@ -1,6 +1,6 @@
 /** Metrics of the allocated-IP lookups, registered once per registry. */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { counter, gauge, histogram } from '../metric-registry.js';
+import { counter, gauge, histogram } from '../../metric-registry.js';
 
 export interface AllocationLookupMetrics {
   /** GETs sent to the API server, by why (lookup or probe) and what came back. */

@@ -1,7 +1,7 @@
 /** The cluster watches' Prometheus metrics, registered once per registry. */
 import type { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { counter, gauge } from '../metric-registry.js';
+import { counter, gauge } from '../../metric-registry.js';
 
 export interface ClusterMetrics {
   readonly serviceRanges: Gauge<'cidr' | 'terminating'>;

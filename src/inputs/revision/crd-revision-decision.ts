@@ -3,7 +3,7 @@
  * use: one decision shared by the live watch (serve) and the one-shot read
  * (`check --from-cluster`). No I/O.
  */
-import { describeCrdRevision, revisionOfGatewayCrd } from '../../crd/revision.js';
+import { describeCrdRevision, revisionOfGatewayCrd } from '../../crd/gep-revision.js';
 import { GATEWAY_CRD_NAME } from '../../crd/patch.js';
 import type { GepRevision } from '../../rules/index.js';
 

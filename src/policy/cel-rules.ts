@@ -11,7 +11,7 @@ import {
   ROUTABILITY_PATTERN,
   TESTING_PREFIX,
   type GepRevision,
-  type Policy,
+  type Enforcement,
   type RuleCode,
 } from '../rules/index.js';
 import { celString, celStringList, messageExpression, renderMessage, staticMessage, token } from './cel.js';
@@ -21,8 +21,8 @@ export type ListName = 'spec' | 'status';
 /** What the generated CEL depends on besides the request: the rule flags, minus ranges (they are params). */
 export interface PolicySettings {
   readonly revision: GepRevision;
-  readonly specPolicy: Policy;
-  readonly statusPolicy: Policy;
+  readonly specPolicy: Enforcement;
+  readonly statusPolicy: Enforcement;
   readonly clusterDomain: string;
   readonly allowedRoutability: ReadonlySet<string> | undefined;
 }

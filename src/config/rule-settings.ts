@@ -6,7 +6,13 @@
  */
 import { ServiceRanges } from '../rules/index.js';
 import { DOMAIN_PREFIXED, isDns1123Subdomain, ROUTABILITY_MAX_LENGTH } from '../rules/index.js';
-import type { AllocatedIPs, GepRevision, GepRevisionSetting, Policy, RuleContext } from '../rules/index.js';
+import type {
+  AllocatedIPs,
+  GepRevision,
+  GepRevisionSetting,
+  Enforcement,
+  RuleContext,
+} from '../rules/index.js';
 import type { FlagDefinitions, FlagValues, Parsed } from './flags.js';
 
 export const RULE_FLAGS = {
@@ -46,8 +52,8 @@ export interface RuleSettings {
   /** --service-cidr as written (for reports); `serviceRanges` holds them parsed. */
   readonly serviceCidrs: readonly string[];
   readonly clusterDomain: string;
-  readonly specPolicy: Policy;
-  readonly statusPolicy: Policy;
+  readonly specPolicy: Enforcement;
+  readonly statusPolicy: Enforcement;
   readonly allowedRoutability: ReadonlySet<string> | undefined;
   /** --gep-revision as given: `auto` is resolved by whoever knows whether there is a cluster. */
   readonly gepRevision: GepRevisionSetting;

@@ -13,7 +13,7 @@ import {
   classifyRoutabilitySchema,
   revisionOfGatewayCrd,
   routabilityPlaces,
-} from '../../src/crd/revision.js';
+} from '../../src/crd/gep-revision.js';
 import {
   experimentalRoutabilitySchema,
   provisionalRoutabilitySchema,
