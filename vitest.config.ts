@@ -16,8 +16,8 @@ export default defineConfig({
     // 1,577 passed both times); the timing tests already tolerate a loaded machine.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Builds dist/ when it is older than src/ (tests run the built CLI).
-    globalSetup: ['test/support/fresh-dist.ts'],
+    globalSetup: ['test/kit/fresh-dist.ts'],
     // An empty HOME per file, no KUBECONFIG, no ROUTABILITY_WEBHOOK_* from the shell.
-    setupFiles: ['test/support/isolated-env.ts'],
+    setupFiles: ['test/kit/isolated-env.ts'],
   },
 });

@@ -71,7 +71,7 @@ export default defineConfig({
       'test/server/serve-dev-kubeconfig.test.ts',
     ],
     // The same guard as the full suite: no real cluster, no inherited flags.
-    setupFiles: ['test/support/isolated-env.ts'],
+    setupFiles: ['test/kit/isolated-env.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -16,8 +16,9 @@ import {
   silentTcpConnections,
   type AttackReport,
   type AttackTarget,
-} from './lib/attacks.js';
-import { makeCerts, spawnWebhook, tempDir } from './lib/servers.js';
+} from '../test/kit/attacks.js';
+import { makeCerts, spawnWebhook } from '../test/kit/server-process.js';
+import { tempDir } from '../test/kit/key-files.js';
 
 const attacks: [string, (t: AttackTarget) => Promise<AttackReport>][] = [
   ['deep-1', (t) => deepBodies(t, 3_500_000, 1, 3)],

@@ -27,18 +27,12 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { keepAliveAgent, post } from './lib/client.js';
-import {
-  CLI,
-  makeCerts,
-  memoryOf,
-  spawnWebhook,
-  tempDir,
-  type CertFiles,
-  type Child,
-} from './lib/servers.js';
 import { gateway } from '../test/kit/fake-apiserver.js';
-import { POD_NODE_ARGS } from './lib/attacks.js';
+import { keepAliveAgent, post } from '../test/kit/webhook-client.js';
+import { CLI, makeCerts, spawnWebhook, type Child } from '../test/kit/server-process.js';
+import { memoryOf } from '../test/kit/process-stats.js';
+import { tempDir, type CertPaths } from '../test/kit/key-files.js';
+import { POD_NODE_ARGS } from '../test/kit/attacks.js';
 
 const SIZES = (process.env['AUDIT_SIZES'] ?? '1000,10000').split(',').map(Number);
 const REVIEWS = Number(process.env['AUDIT_REVIEWS'] ?? '2000');
@@ -158,7 +152,7 @@ interface Round {
   serveHwmMiB: number;
 }
 
-async function round(mode: 'off' | 'on', fake: FakeProcess, certs: CertFiles, dir: string): Promise<Round> {
+async function round(mode: 'off' | 'on', fake: FakeProcess, certs: CertPaths, dir: string): Promise<Round> {
   const server = await spawnWebhook({
     certs,
     nodeArgs: NODE_ARGS,
@@ -230,7 +224,7 @@ async function main(): Promise<void> {
     const fake = await startFake(n);
     try {
       const env = { ...process.env, HOME: dir.path, KUBECONFIG: fake.kubeconfig };
-      const cmd = await peakRss([CLI(), 'audit', '-o', 'json'], env);
+      const cmd = await peakRss([CLI, 'audit', '-o', 'json'], env);
       const summary = (JSON.parse(cmd.out) as { summary: { gateways: number; violations: number } }).summary;
       const off: number[] = [];
       const on: number[] = [];

@@ -23,16 +23,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { dumpTotal } from './lib/callgrind.js';
-import { keepAliveAgent, post } from './lib/client.js';
-import {
-  makeCerts,
-  writeBenchResult,
-  spawnBaseline,
-  spawnWebhook,
-  tempDir,
-  type Child,
-} from './lib/servers.js';
-import { benchPayloads, type BenchPayload } from './payloads.js';
+import { keepAliveAgent, post } from '../test/kit/webhook-client.js';
+import { makeCerts, spawnBaseline, spawnWebhook, type Child } from '../test/kit/server-process.js';
+import { writeBenchResult } from './lib/results.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { benchPayloads, type BenchPayload } from '../test/kit/payloads.js';
 
 const run = promisify(execFile);
 const { values: flags } = parseArgs({

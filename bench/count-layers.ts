@@ -38,9 +38,11 @@ import type * as DepthModule from '../src/http/json-depth.js';
 import type * as RecordModule from '../src/http/review-record.js';
 import type * as WebhooksModule from '../src/webhooks/gateway.js';
 import { callgrindNodeArgs, dumpTotal } from './lib/callgrind.js';
-import { repoRoot, tempDir, writeBenchResult } from './lib/servers.js';
+import { repoRoot } from '../test/kit/server-process.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { writeBenchResult } from './lib/results.js';
 import { webhookParts } from './lib/webhook-app.js';
-import { benchPayloads } from './payloads.js';
+import { benchPayloads } from '../test/kit/payloads.js';
 
 const { values: flags } = parseArgs({
   options: {

@@ -25,8 +25,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { callgrindNodeArgs, dumpTotal } from './lib/callgrind.js';
-import { tempDir, writeBenchResult } from './lib/servers.js';
-import { benchPayloads } from './payloads.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { writeBenchResult } from './lib/results.js';
+import { benchPayloads } from '../test/kit/payloads.js';
 
 const run = promisify(execFile);
 const { values: flags } = parseArgs({

@@ -8,9 +8,11 @@
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keepAliveAgent } from './lib/client.js';
-import { runFuzz } from './lib/fuzz.js';
-import { makeCerts, memoryOf, repoRoot, spawnWebhook, tempDir } from './lib/servers.js';
+import { keepAliveAgent } from '../test/kit/webhook-client.js';
+import { runFuzz } from '../test/kit/fuzz.js';
+import { makeCerts, repoRoot, spawnWebhook } from '../test/kit/server-process.js';
+import { memoryOf } from '../test/kit/process-stats.js';
+import { tempDir } from '../test/kit/key-files.js';
 
 const { values } = parseArgs({
   options: {

@@ -15,9 +15,9 @@
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { bareFastifyApp, defaultsFastifyApp } from './lib/bare-fastify.js';
-import { repoRoot } from './lib/servers.js';
+import { repoRoot } from '../test/kit/server-process.js';
 import { webhookApp } from './lib/webhook-app.js';
-import { benchPayloads } from './payloads.js';
+import { benchPayloads } from '../test/kit/payloads.js';
 
 const { values: flags } = parseArgs({
   options: {

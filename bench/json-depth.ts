@@ -4,7 +4,7 @@
  * `npm run bench:depth`.
  */
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../src/http/json-depth.js';
-import { createSmallReview, uidFor } from './payloads.js';
+import { createSmallReview, uidFor } from '../test/kit/payloads.js';
 
 function timePerRun(fn: () => void, minMs = 300): number {
   for (let i = 0; i < 5; i++) fn();

@@ -24,8 +24,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { loadFor } from './lib/load.js';
 import { bucketPerfScript, PERF_BUCKETS, type PerfFigures } from './lib/perf-buckets.js';
-import { makeCerts, spawnBaseline, spawnWebhook, tempDir } from './lib/servers.js';
-import { benchPayloads, type BenchPayload } from './payloads.js';
+import { makeCerts, spawnBaseline, spawnWebhook } from '../test/kit/server-process.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { benchPayloads, type BenchPayload } from '../test/kit/payloads.js';
 
 const run = promisify(execFile);
 const { values: flags } = parseArgs({

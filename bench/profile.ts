@@ -17,8 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUCKETS, bucketProfile, type BucketFigures, type CpuProfile } from './lib/buckets.js';
 import { loadFor } from './lib/load.js';
-import { cpuMsOf, makeCerts, spawnBaseline, spawnWebhook, tempDir } from './lib/servers.js';
-import { benchPayloads, type BenchPayload } from './payloads.js';
+import { cpuMsOf } from '../test/kit/process-stats.js';
+import { makeCerts, spawnBaseline, spawnWebhook } from '../test/kit/server-process.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { benchPayloads, type BenchPayload } from '../test/kit/payloads.js';
 
 const { values: flags } = parseArgs({
   options: {

@@ -33,24 +33,22 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { renderChart } from './lib/chart.js';
+import { renderChart } from '../test/kit/bench-chart.js';
 import { measureEngine, type EngineFigure } from './lib/engine.js';
 import { measureLatency, type LatencyFigure } from './lib/latency.js';
 import {
   CLI,
-  cpuMsOf,
   makeCerts,
-  memoryOf,
   repoRoot,
-  sampleMemory,
   spawnBaseline,
   spawnWebhook,
-  tempDir,
-  waitReady,
   type Child,
-} from './lib/servers.js';
-import { keepAliveAgent, post } from './lib/client.js';
-import { benchPayloads, type BenchPayload } from './payloads.js';
+} from '../test/kit/server-process.js';
+import { cpuMsOf, memoryOf, sampleMemory } from '../test/kit/process-stats.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { waitReady } from '../test/kit/http.js';
+import { keepAliveAgent, post } from '../test/kit/webhook-client.js';
+import { benchPayloads, type BenchPayload } from '../test/kit/payloads.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -316,7 +314,7 @@ function pinning(nproc: number): { servers: string; client: string } | undefined
 
 async function main() {
   const root = repoRoot();
-  if (!existsSync(CLI())) throw new Error('dist/cli/main.js is missing: run `npm run build` first');
+  if (!existsSync(CLI)) throw new Error('dist/cli/main.js is missing: run `npm run build` first');
   const here = dirname(fileURLToPath(import.meta.url));
   const resultsDir = join(root, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });

@@ -18,17 +18,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { keepAliveAgent, post } from './lib/client.js';
+import { keepAliveAgent, post } from '../test/kit/webhook-client.js';
 import { ipOf, ScaleApiServer } from './lib/scale-apiserver.js';
-import {
-  httpStatus,
-  makeCerts,
-  memoryOf,
-  repoRoot,
-  spawnWebhook,
-  tempDir,
-  waitReady,
-} from './lib/servers.js';
+import { httpStatus, waitReady } from '../test/kit/http.js';
+import { makeCerts, repoRoot, spawnWebhook } from '../test/kit/server-process.js';
+import { memoryOf } from '../test/kit/process-stats.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { sleep } from '../test/kit/eventually.js';
 
 const { values } = parseArgs({
   options: {
@@ -39,8 +35,6 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
   },
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function review(uid: string, address: Record<string, string>): string {
   return JSON.stringify({

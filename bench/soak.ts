@@ -9,8 +9,10 @@ import autocannon from 'autocannon';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { makeCerts, memoryOf, repoRoot, sampleMemory, spawnWebhook, tempDir } from './lib/servers.js';
-import { benchPayloads } from './payloads.js';
+import { makeCerts, repoRoot, spawnWebhook } from '../test/kit/server-process.js';
+import { memoryOf, sampleMemory } from '../test/kit/process-stats.js';
+import { tempDir } from '../test/kit/key-files.js';
+import { benchPayloads } from '../test/kit/payloads.js';
 
 const { values } = parseArgs({
   options: {

@@ -11,8 +11,8 @@ import type * as Answer from '../../src/admission/answer.js';
 import type * as Config from '../../src/config/rule-settings.js';
 import type * as Networks from '../../src/rules/networks.js';
 import type * as Gateway from '../../src/webhooks/gateway.js';
-import type { BenchPayload } from '../payloads.js';
-import { repoRoot, SERVICE_CIDRS } from './servers.js';
+import type { BenchPayload } from '../../test/kit/payloads.js';
+import { repoRoot, SERVICE_CIDRS } from '../../test/kit/server-process.js';
 import { CONFIG } from './webhook-app.js';
 
 export interface EngineFigure {

@@ -3,9 +3,9 @@
  * default), every answer compared with the one the server gave first.
  */
 import autocannon, { type Result } from 'autocannon';
-import type { BenchPayload } from '../payloads.js';
-import { keepAliveAgent, post } from './client.js';
-import type { Child } from './servers.js';
+import type { BenchPayload } from '../../test/kit/payloads.js';
+import { keepAliveAgent, post } from '../../test/kit/webhook-client.js';
+import { type Child } from '../../test/kit/server-process.js';
 
 export async function loadFor(
   child: Child,

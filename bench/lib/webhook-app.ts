@@ -15,7 +15,7 @@ import type * as MetricsModule from '../../src/http/metrics.js';
 import type * as StaticModule from '../../src/inputs/ranges/static-source.js';
 import type * as NetworksModule from '../../src/rules/networks.js';
 import type * as InputsModule from '../../src/inputs/rule-inputs.js';
-import { SERVICE_CIDRS } from './servers.js';
+import { SERVICE_CIDRS } from '../../test/kit/server-process.js';
 
 /** The flags' settings as `serve --service-cidr …` reads them (also the engine benchmark's). */
 export const CONFIG = {

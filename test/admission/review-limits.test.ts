@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baseGateway } from '../support/gateways.js';
-import { post, testApp } from '../support/app.js';
+import { baseGateway } from '../kit/gateways.js';
+import { post, testApp } from '../kit/app.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import { allocationPrefetch } from '../../src/inputs/allocations/allocation-prefetch.js';
 import type { AllocatedIPSource } from '../../src/inputs/allocations/types.js';
-import { context } from '../support/gateways.js';
+import { context } from '../kit/gateways.js';
 
 function gateway(value: string) {
   return {

@@ -7,17 +7,10 @@ import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { AuditResult } from '../../src/audit/pass.js';
 import type { GatewayPage } from '../../src/audit/gateway-pages.js';
-import { context as baseContext, ranges } from '../support/gateways.js';
+import { context as baseContext, ranges } from '../kit/gateways.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { gateway } from '../kit/fake-apiserver.js';
-
-async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { eventually } from '../kit/eventually.js';
 
 let loop: AuditLoop | undefined;
 afterEach(async () => {
@@ -60,11 +53,14 @@ describe('startAuditLoop afterPass', () => {
     expect(written).toEqual([]);
     leading = true;
     inputs.emit();
-    await until(() => written.length === 1, 'a write as leader');
+    await eventually(() => written.length === 1, 'a write as leader');
     expect(written[0]!.violations).toBe(1);
     inputs.emit();
-    await until(() => written.length === 2, 'a second write');
-    await until(() => lines.some((l) => l.msg === 'audit: writing the results failed'), 'the logged failure');
+    await eventually(() => written.length === 2, 'a second write');
+    await eventually(
+      () => lines.some((l) => l.msg === 'audit: writing the results failed'),
+      'the logged failure',
+    );
     expect(loop.describe()['lastError']).toBeUndefined();
     expect(loop.lastResult()?.violations).toBe(1);
   });
@@ -103,7 +99,7 @@ describe('startAuditLoop afterPass', () => {
       metrics: auditMetrics(new Registry()),
       logger,
     });
-    await until(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the abandoned pass');
+    await eventually(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the abandoned pass');
     expect(pagesAsked).toEqual([1, 2]);
     expect(written).toEqual([]);
     expect(String(lines.find((l) => l.msg.startsWith('audit pass failed'))!['err'])).toContain(

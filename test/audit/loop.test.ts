@@ -6,21 +6,14 @@ import { auditMetrics } from '../../src/audit/metrics.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import type { RuleContext } from '../../src/rules/index.js';
-import { context as baseContext, ranges } from '../support/gateways.js';
+import { context as baseContext, ranges } from '../kit/gateways.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { gateway } from '../kit/fake-apiserver.js';
+import { eventually } from '../kit/eventually.js';
 
 /** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {
   return baseContext({ ranges: ranges(...cidrs), statusPolicy: 'warn' });
-}
-
-async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 async function metric(
@@ -65,14 +58,14 @@ describe('startAuditLoop', () => {
       metrics: auditMetrics(registry),
       logger,
     });
-    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    await eventually(() => loop!.lastResult() !== undefined, 'the first pass');
     expect(loop.lastResult()!.violations).toBe(0);
     expect(lines.filter((l) => l.msg === 'audit: findings changed')).toHaveLength(0);
 
     // The range shrinks: the Cluster address now lies outside every ServiceCIDR.
     cidrs = ['10.96.0.0/16'];
     inputs.emit();
-    await until(() => (loop!.lastResult()?.violations ?? 0) === 1, 'a pass after the range change');
+    await eventually(() => (loop!.lastResult()?.violations ?? 0) === 1, 'a pass after the range change');
     const changed = lines.filter((l) => l.msg === 'audit: findings changed');
     expect(changed.map((l) => l['gateway'])).toEqual(['apps/cluster-ip']);
     expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([
@@ -84,7 +77,7 @@ describe('startAuditLoop', () => {
     // It grows back: the finding clears, and is logged once as cleared.
     cidrs = ['10.96.0.0/12'];
     inputs.emit();
-    await until(() => lines.some((l) => l.msg === 'audit: findings cleared'), 'the cleared line');
+    await eventually(() => lines.some((l) => l.msg === 'audit: findings cleared'), 'the cleared line');
     expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([]);
     expect(listed).toBe(3);
   });
@@ -107,7 +100,7 @@ describe('startAuditLoop', () => {
       metrics: auditMetrics(new Registry()),
       logger,
     });
-    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    await eventually(() => loop!.lastResult() !== undefined, 'the first pass');
     // Nothing was flagged before the first pass: no Gateway needs listing.
     expect(loop.lastResult()!.audited).toEqual([]);
     expect(loop.lastResult()!.gateways).toBe(3);
@@ -117,7 +110,7 @@ describe('startAuditLoop', () => {
     cidrs = ['10.0.0.0/8'];
     stored = [gateway('apps', 'stays', {}), gateway('apps', 'clean', {})];
     inputs.emit();
-    await until(() => loop!.lastResult() !== first, 'the second pass');
+    await eventually(() => loop!.lastResult() !== first, 'the second pass');
     expect(loop.lastResult()!.audited).toEqual(['apps/stays']);
     const cleared = lines.filter((l) => l.msg === 'audit: findings cleared').map((l) => l['gateway']);
     expect(cleared).toEqual(['apps/stays']);
@@ -141,14 +134,14 @@ describe('startAuditLoop', () => {
       metrics: auditMetrics(registry),
       logger,
     });
-    await until(() => lines.some((l) => l.msg.startsWith('audit: skipped')), 'the skipped pass');
+    await eventually(() => lines.some((l) => l.msg.startsWith('audit: skipped')), 'the skipped pass');
     expect(loop.lastResult()).toBeUndefined();
     ready = true;
     inputs.emit();
-    await until(() => loop!.lastResult() !== undefined, 'a pass once ready');
+    await eventually(() => loop!.lastResult() !== undefined, 'a pass once ready');
     fail = true;
     inputs.emit();
-    await until(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the failed pass');
+    await eventually(() => lines.some((l) => l.msg.startsWith('audit pass failed')), 'the failed pass');
     const runs = await metric(registry, 'routability_webhook_audit_runs_total');
     expect(runs.find((r) => r.labels['result'] === 'error')?.value).toBe(1);
     expect(runs.find((r) => r.labels['result'] === 'success')?.value).toBe(1);
@@ -184,7 +177,7 @@ describe('startAuditLoop', () => {
       logger,
     });
     try {
-      await until(() => passes === 1, 'the first pass');
+      await eventually(() => passes === 1, 'the first pass');
       // Triggers while it runs, spaced wider than the debounce.
       for (const reason of ['one', 'two', 'three']) {
         loop.trigger(reason);
@@ -192,11 +185,11 @@ describe('startAuditLoop', () => {
       }
       expect([passes, most]).toEqual([1, 1]);
       release();
-      await until(() => passes === 2, 'the queued pass');
+      await eventually(() => passes === 2, 'the queued pass');
       await new Promise((r) => setTimeout(r, 100));
       expect([passes, most]).toEqual([2, 1]);
       release();
-      await until(() => loop!.lastResult() !== undefined && inFlight === 0, 'the queued pass to end');
+      await eventually(() => loop!.lastResult() !== undefined && inFlight === 0, 'the queued pass to end');
       // Nothing more was queued: the three triggers made one pass, not three.
       await new Promise((r) => setTimeout(r, 100));
       expect([passes, most]).toEqual([2, 1]);
@@ -225,7 +218,7 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
       logger,
     });
     const done = () => lines.filter((l) => l.msg === 'audit pass done');
-    await until(() => done().length >= 2, 'a pass at the interval');
+    await eventually(() => done().length >= 2, 'a pass at the interval');
     expect(done()[0]).toMatchObject({ reason: 'start', gateways: 2, violations: 1, warnings: 0 });
     expect(done()[0]!['durationMs']).toBeGreaterThanOrEqual(0);
     expect(done()[0]!['durationMs']).toBeLessThan(60_000);
@@ -239,7 +232,7 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
     });
     // A trigger's reason is the next pass's, not the interval's.
     loop.trigger('asked for');
-    await until(() => done().some((l) => l['reason'] === 'asked for'), 'the triggered pass');
+    await eventually(() => done().some((l) => l['reason'] === 'asked for'), 'the triggered pass');
     // The findings changed once, at the first pass, with what they are.
     expect(lines.filter((l) => l.msg === 'audit: findings changed')).toEqual([
       expect.objectContaining({
@@ -281,10 +274,10 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
       metrics: auditMetrics(new Registry()),
       logger,
     });
-    await until(() => gates.length === 1, 'the first pass');
+    await eventually(() => gates.length === 1, 'the first pass');
     expect(loop.describe()).toEqual({ intervalSeconds: 3_600, running: true });
     gates.shift()!();
-    await until(() => loop!.describe()['running'] === false, 'the failed pass');
+    await eventually(() => loop!.describe()['running'] === false, 'the failed pass');
     expect(loop.describe()).toEqual({
       intervalSeconds: 3_600,
       running: false,
@@ -298,9 +291,9 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
     });
     fail = false;
     inputs.emit();
-    await until(() => gates.length === 1, 'the next pass');
+    await eventually(() => gates.length === 1, 'the next pass');
     gates.shift()!();
-    await until(() => loop!.lastResult() !== undefined, 'a successful pass');
+    await eventually(() => loop!.lastResult() !== undefined, 'a successful pass');
     expect(loop.describe()).toEqual({
       intervalSeconds: 3_600,
       running: false,
@@ -330,11 +323,11 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
       metrics: auditMetrics(registry),
       logger,
     });
-    await until(() => loop!.lastResult() !== undefined, 'the first pass');
+    await eventually(() => loop!.lastResult() !== undefined, 'the first pass');
     expect((await metric(registry, 'routability_webhook_audit_findings')).length).toBe(1);
     leading = false;
     inputs.emit();
-    await until(() => loop!.lastResult() === undefined, 'the results dropped');
+    await eventually(() => loop!.lastResult() === undefined, 'the results dropped');
     expect(passes).toBe(1);
     expect(await metric(registry, 'routability_webhook_audit_findings')).toEqual([]);
     expect((await metric(registry, 'routability_webhook_audit_gateways'))[0]!.value).toBe(0);
@@ -342,7 +335,7 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
     expect(loop.describe()).toEqual({ intervalSeconds: 3_600, running: false });
     leading = true;
     inputs.emit();
-    await until(() => loop!.lastResult() !== undefined, 'a pass as leader again');
+    await eventually(() => loop!.lastResult() !== undefined, 'a pass as leader again');
     // The same findings as before, logged again: another replica may have logged changes meanwhile.
     expect(lines.filter((l) => l.msg === 'audit: findings changed')).toHaveLength(2);
   });
@@ -362,10 +355,10 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
       metrics: auditMetrics(new Registry()),
       logger,
     });
-    await until(() => loop!.lastResult()?.violations === 2, 'the first pass');
+    await eventually(() => loop!.lastResult()?.violations === 2, 'the first pass');
     stored = [gateway('apps', 'fixed', {})];
     inputs.emit();
-    await until(() => loop!.lastResult()?.violations === 0, 'the second pass');
+    await eventually(() => loop!.lastResult()?.violations === 0, 'the second pass');
     expect(lines.filter((l) => l.msg === 'audit: findings cleared').map((l) => l['gateway'])).toEqual([
       'apps/fixed',
     ]);
@@ -395,7 +388,7 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
       metrics: auditMetrics(new Registry()),
       logger,
     });
-    await until(() => passes >= 1, 'the first pass');
+    await eventually(() => passes >= 1, 'the first pass');
     await loop.stop();
     expect(subscribed).toBe(0);
     const after = passes;

@@ -8,7 +8,7 @@ import { auditPass, type AuditFinding } from '../../src/audit/pass.js';
 import type { JudgedGateway } from '../../src/findings/evaluate.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import type { RuleContext } from '../../src/rules/index.js';
-import { context as baseContext, ranges } from '../support/gateways.js';
+import { context as baseContext, ranges } from '../kit/gateways.js';
 import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import { finding } from './results.js';
 

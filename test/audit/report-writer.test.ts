@@ -12,7 +12,7 @@ import { startReportWriter } from '../../src/audit/report-writer.js';
 import { auditPass, type AuditResult } from '../../src/audit/pass.js';
 import { judgeWithContext } from '../../src/audit/judge.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
-import { context as baseContext, ranges } from '../support/gateways.js';
+import { context as baseContext, ranges } from '../kit/gateways.js';
 import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
 import { capturingLogger } from '../kit/helpers.js';

@@ -18,7 +18,7 @@ import {
   seenTimestamps,
   type ReportObject,
 } from '../../src/audit/reports.js';
-import { context as baseContext, ranges } from '../support/gateways.js';
+import { context as baseContext, ranges } from '../kit/gateways.js';
 import { gateway } from '../kit/fake-apiserver.js';
 import { reportValidator, type ReportCrd } from './report-crds.js';
 import { finding, passOf } from './results.js';

@@ -5,14 +5,10 @@
  * again — each reported within seconds, with no write to any Gateway.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  eventually,
-  httpGet,
-  startServeAgainstApi,
-  type RunningServer,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
+import { startServeAgainstApi, type RunningServer, type ServingAgainstApi } from '../kit/server-process.js';
 import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
+import { eventually } from '../kit/eventually.js';
+import { httpGet } from '../kit/http.js';
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;
@@ -55,7 +51,7 @@ describe('the background audit in serve', () => {
     const s = server;
     const passes = (): number => s.logs.filter((l) => l['msg'] === 'audit pass done').length;
 
-    await eventually(async () => passes() >= 1, 15_000, 50);
+    await eventually(async () => passes() >= 1, 'an audit pass', 15_000, 50);
     expect(await auditSeries(s.healthPort)).toEqual([]);
     const metrics = (await httpGet(s.healthPort, '/metrics')).body;
     expect(metrics).toContain('routability_webhook_audit_gateways 2');
@@ -69,7 +65,12 @@ describe('the background audit in serve', () => {
 
     // A range is added: the stored External address now lies inside the service range.
     fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
-    await eventually(async () => (await auditSeries(s.healthPort)).length > 0, 15_000, 50);
+    await eventually(
+      async () => (await auditSeries(s.healthPort)).length > 0,
+      'the audit metrics',
+      15_000,
+      50,
+    );
     expect(await auditSeries(s.healthPort)).toEqual([
       'routability_webhook_audit_findings{code="ExternalAddressInsideServiceRange",scope="spec"} 1',
     ]);
@@ -81,7 +82,12 @@ describe('the background audit in serve', () => {
 
     // It is deleted again: clean, and said once.
     fake.remove('servicecidrs', 'extra');
-    await eventually(async () => s.logs.some((l) => l['msg'] === 'audit: findings cleared'), 15_000, 50);
+    await eventually(
+      async () => s.logs.some((l) => l['msg'] === 'audit: findings cleared'),
+      'the findings cleared',
+      15_000,
+      50,
+    );
     expect(await auditSeries(s.healthPort)).toEqual([]);
 
     const verbose = JSON.parse((await httpGet(s.healthPort, '/readyz?verbose')).body) as {

@@ -5,15 +5,11 @@
  * CRD absent it says so once and the audit (its metrics) goes on.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  eventually,
-  httpGet,
-  startServeAgainstApi,
-  type RunningServer,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
+import { startServeAgainstApi, type RunningServer, type ServingAgainstApi } from '../kit/server-process.js';
 import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
+import { eventually } from '../kit/eventually.js';
+import { httpGet } from '../kit/http.js';
 import { REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
 import { reportValidator } from './report-crds.js';
 
@@ -56,11 +52,16 @@ describe('serve --audit-reports', () => {
     server = await start('policyreport');
     const s = server;
     const passes = (): number => s.logs.filter((l) => l['msg'] === 'audit pass done').length;
-    await eventually(async () => passes() >= 1, 15_000, 50);
+    await eventually(async () => passes() >= 1, 'an audit pass', 15_000, 50);
     expect(store.objects.size).toBe(0);
 
     fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
-    await eventually(async () => store.get('apps', REPORT_NAME) !== undefined, 15_000, 50);
+    await eventually(
+      async () => store.get('apps', REPORT_NAME) !== undefined,
+      'the report written',
+      15_000,
+      50,
+    );
     const report = store.get('apps', REPORT_NAME)!;
     expect(report['summary']).toMatchObject({ fail: 1, warn: 0 });
     expect(report['results']).toMatchObject([
@@ -72,7 +73,12 @@ describe('serve --audit-reports', () => {
     ]);
 
     fake.remove('servicecidrs', 'extra');
-    await eventually(async () => store.get('apps', REPORT_NAME) === undefined, 15_000, 50);
+    await eventually(
+      async () => store.get('apps', REPORT_NAME) === undefined,
+      'the report deleted',
+      15_000,
+      50,
+    );
     expect(store.writes.map((w) => w.method)).toEqual(['POST', 'DELETE']);
     const verbose = JSON.parse((await httpGet(s.healthPort, '/readyz?verbose')).body) as {
       detail?: { audit?: { reports?: unknown } };
@@ -87,9 +93,9 @@ describe('serve --audit-reports', () => {
     server = await start('openreports');
     const s = server;
     const passes = (): number => s.logs.filter((l) => l['msg'] === 'audit pass done').length;
-    await eventually(async () => passes() >= 1, 15_000, 50);
+    await eventually(async () => passes() >= 1, 'an audit pass', 15_000, 50);
     fake.put('servicecidrs', serviceCidr('extra', ['10.100.0.0/16']));
-    await eventually(async () => passes() >= 2, 15_000, 50);
+    await eventually(async () => passes() >= 2, 'a second audit pass', 15_000, 50);
     expect(s.logs.filter((l) => String(l['msg']).includes('is not served'))).toHaveLength(1);
     expect((await httpGet(s.healthPort, '/metrics')).body).toContain(
       'routability_webhook_audit_findings{code="ExternalAddressInsideServiceRange",scope="spec"} 1',

@@ -19,12 +19,13 @@ import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { NO_KUBECONFIG_REASON } from '../../src/kube/kubeconfig-source.js';
 import type { LeaderElector } from '../../src/kube/lease.js';
 import { startAuditLease } from '../../src/server/lease.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { FakeReports } from '../kit/fake-reports.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, REPORT_APIS, REPORT_NAME } from '../../src/audit/reports.js';
+import { eventually } from '../kit/eventually.js';
 
 const emptyHome = mkdtempSync(join(tmpdir(), 'server-audit-home-'));
 
@@ -32,14 +33,6 @@ const logs = capturingLogger;
 const OUTSIDE = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
 
 const inputs = () => ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') });
-
-async function eventually(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await cond())) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function value(registry: Registry, name: string): Promise<number | undefined> {
   return (await registry.getSingleMetric(name)?.get())?.values[0]?.value;

@@ -4,7 +4,7 @@
 // statically, plus what each condition is meant to select.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { helmBinary, one, render } from './helm.js';
-import { evalKubeCel } from '../support/kube-cel.js';
+import { evalKubeCel } from '../kit/kube-cel.js';
 
 const { skipReason } = helmBinary();
 if (skipReason) console.warn(`chart tests skipped: ${skipReason}`);
@@ -99,7 +99,7 @@ describe.skipIf(skipReason !== undefined)('rendered matchConditions', () => {
   });
 });
 
-// ---- behaviour: the conditions evaluated (by @bufbuild/cel, test/support/kube-cel.ts) on representative requests ----
+// ---- behaviour: the conditions evaluated (by @bufbuild/cel, test/kit/kube-cel.ts) on representative requests ----
 
 type Outcome = 'call' | 'skip' | 'error';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHART_REVISIONS, chartPolicyFile } from '../../src/policy/chart-form.js';
 import { generatePolicies, paramsData, type PolicySettings } from '../../src/policy/index.js';
-import { ranges } from '../support/gateways.js';
+import { ranges } from '../kit/gateways.js';
 import {
   all,
   chartDir,

@@ -11,19 +11,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REPORT_APIS } from '../../src/audit/reports.js';
-import type { Enforcement } from '../../src/rules/types.js';
+import type { Enforcement, Enforcement } from '../../src/rules/types.js';
 import { installDryRunAdmission, realWebhook } from '../kit/fake-admission.js';
 import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
 import { asStored, gatewayCrdWith } from '../kit/gateway-crd.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
-import {
-  eventually,
-  httpsPost,
-  runCli,
-  startServeAgainstApi,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
+import { runCli, startServeAgainstApi, type ServingAgainstApi } from '../kit/server-process.js';
+import { eventually } from '../kit/eventually.js';
+import { httpsPost } from '../kit/http.js';
 import { helmBinary, NAMESPACE, render, type K8sObject, type RenderOptions } from './helm.js';
 import { accessOf, compare, grantsOf, type Access } from './rbac.js';
 
@@ -138,7 +134,7 @@ async function exerciseServe(fake: FakeApiServer, pod: Pod): Promise<void> {
   cleanup.push(stop);
   const { server, ca } = serving;
   const passes = () => server.logs.filter((l) => l['msg'] === 'audit pass done').length;
-  if (audits) await eventually(async () => passes() >= 1, 20_000, 50);
+  if (audits) await eventually(async () => passes() >= 1, 'an audit pass', 20_000, 50);
   // A review of a Cluster address: the allocated-IP check, when on, GETs its IPAddress.
   const review = gatewayReview({
     uid: 'rbac-1',
@@ -147,22 +143,39 @@ async function exerciseServe(fake: FakeApiServer, pod: Pod): Promise<void> {
   await eventually(
     async () =>
       (await httpsPost(server.port, '/validate?timeout=10s', JSON.stringify(review), { ca })).status === 200,
+    'an answered review',
     20_000,
     100,
   );
   if (reports) {
     // One report created (a fails), updated (b fails too), deleted (both clean again).
     fake.put('servicecidrs', serviceCidr('extra-a', ['10.100.0.0/16']));
-    await eventually(async () => reports.writes.some((w) => w.method === 'POST'), 20_000, 50);
+    await eventually(
+      async () => reports.writes.some((w) => w.method === 'POST'),
+      'the report created',
+      20_000,
+      50,
+    );
     fake.put('servicecidrs', serviceCidr('extra-b', ['10.101.0.0/16']));
-    await eventually(async () => reports.writes.some((w) => w.method === 'PUT'), 20_000, 50);
+    await eventually(
+      async () => reports.writes.some((w) => w.method === 'PUT'),
+      'the report updated',
+      20_000,
+      50,
+    );
     fake.remove('servicecidrs', 'extra-a');
     fake.remove('servicecidrs', 'extra-b');
-    await eventually(async () => reports.writes.some((w) => w.method === 'DELETE'), 20_000, 50);
+    await eventually(
+      async () => reports.writes.some((w) => w.method === 'DELETE'),
+      'the report deleted',
+      20_000,
+      50,
+    );
   }
   if (params)
     await eventually(
       async () => fake.requests.some((r) => r.method === 'PATCH' && r.path.includes('/configmaps/')),
+      'the params PATCH',
       20_000,
       50,
     );
@@ -170,6 +183,7 @@ async function exerciseServe(fake: FakeApiServer, pod: Pod): Promise<void> {
     // Renewals: the Lease read and updated after it was created.
     await eventually(
       async () => fake.requests.filter((r) => r.method === 'PUT' && r.path.includes('/leases/')).length >= 2,
+      'the Lease renewals',
       20_000,
       50,
     );

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GATEWAY_API_EXAMPLES as EXAMPLES } from '../support/upstream-fixtures.js';
+import { GATEWAY_API_EXAMPLES as EXAMPLES } from '../kit/upstream-fixtures.js';
 import { check, RANGES } from './support.js';
 
 describe('check over the upstream Gateway API v1.6.1 examples', () => {

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../support/server-process.js';
+import { CLI } from '../kit/server-process.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 

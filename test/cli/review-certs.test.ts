@@ -7,8 +7,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CommandIO } from '../../src/io.js';
-import { post, testApp } from '../support/app.js';
-import { runCli } from '../support/server-process.js';
+import { post, testApp } from '../kit/app.js';
+import { runCli } from '../kit/server-process.js';
 
 function io(input = '', cwd = process.cwd()) {
   const stdin = new PassThrough();

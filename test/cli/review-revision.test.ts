@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CommandIO } from '../../src/io.js';
-import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
+import { GEP_5093_UPSTREAM } from '../kit/upstream-fixtures.js';
 
 const REVIEWS = join(import.meta.dirname, '..', 'fixtures', 'reviews');
 const RANGES = ['--service-cidr', '10.96.0.0/12'];

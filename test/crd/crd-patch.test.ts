@@ -14,7 +14,7 @@ import {
   ROUTABILITY_PATTERN,
 } from '../../src/rules/routability.js';
 import { FakeApiServer, TOKEN } from '../kit/fake-apiserver.js';
-import { GATEWAY_API_CRDS as CRD_DIR } from '../support/upstream-fixtures.js';
+import { GATEWAY_API_CRDS as CRD_DIR } from '../kit/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 
 const CHANNELS = ['standard', 'experimental'] as const;
@@ -309,7 +309,7 @@ describe('crd-patch --patch-cluster', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    // HOME is the test file's own empty folder (test/support/isolated-env.ts), so no
+    // HOME is the test file's own empty folder (test/kit/isolated-env.ts), so no
     // ~/.kube/config of the machine can be found and patched.
     expect(homedir()).toContain('rw-test-home-');
     expect(existsSync(join(homedir(), '.kube', 'config'))).toBe(false);

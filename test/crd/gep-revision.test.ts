@@ -22,7 +22,7 @@ import {
 } from '../../src/crd/schemas.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { CRD_FIXTURES, gatewayCrdWith, storedGatewayCrd } from '../kit/gateway-crd.js';
-import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
+import { GEP_5093_UPSTREAM } from '../kit/upstream-fixtures.js';
 import { runCli } from './run-cli.js';
 
 const UPSTREAM_TEXT = join(GEP_5093_UPSTREAM, 'crd-validation.md');

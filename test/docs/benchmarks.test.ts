@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FASTIFY_TARGET_RATIO, renderChart, TARGET_RATIO } from '../../bench/lib/chart.js';
+import { FASTIFY_TARGET_RATIO, renderChart, TARGET_RATIO } from '../kit/bench-chart.js';
 import { REPO } from './markdown.js';
 
 const DOC = readFileSync(join(REPO, 'docs', 'dev', 'benchmarks.md'), 'utf8');

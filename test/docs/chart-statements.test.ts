@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findKubeconfig } from '../../src/kube/kubeconfig-source.js';
 import { helmBinary, render, type K8sObject } from '../chart/helm.js';
-import { runCli } from '../support/server-process.js';
+import { runCli } from '../kit/server-process.js';
 import { docFiles, REPO } from './markdown.js';
 
 const read = (path: string) => readFileSync(join(REPO, path), 'utf8');

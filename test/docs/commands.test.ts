@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { envName } from '../../src/config/flags.js';
-import { testApp } from '../support/app.js';
-import { runCli } from '../support/server-process.js';
+import { testApp } from '../kit/app.js';
+import { runCli } from '../kit/server-process.js';
 import { docFiles, REPO } from './markdown.js';
 
 const COMMANDS = readFileSync(join(REPO, 'docs', 'commands.md'), 'utf8');

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { runCli } from '../support/server-process.js';
+import { runCli } from '../kit/server-process.js';
 
 export const VALIDATING_WEBHOOK = 'validate.routability.gateway.networking.k8s.io';
 

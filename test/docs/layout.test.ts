@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileImports, partImports } from '../support/src-imports.js';
+import { fileImports, partImports } from '../kit/src-imports.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');

@@ -8,13 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeApiServer, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
-import {
-  httpGet,
-  httpsPost,
-  startServeAgainstApi,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import { startServeAgainstApi, type ServingAgainstApi } from '../kit/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
+import { httpGet, httpsPost } from '../kit/http.js';
 import { REPO } from './markdown.js';
 
 const DOC = 'docs/metrics.md';

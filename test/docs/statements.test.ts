@@ -10,29 +10,15 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../src/rules/index.js';
 import { all, one, render } from '../chart/helm.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
-import { testApp } from '../support/app.js';
-import {
-  httpGet,
-  httpsPost,
-  runCli,
-  startDevServe as startDev,
-  startServe,
-  writeCerts,
-  type CertFiles,
-  type RunningServer,
-} from '../support/server-process.js';
+import { testApp } from '../kit/app.js';
+import { runCli, startDevServe as startDev, startServe, type RunningServer } from '../kit/server-process.js';
+import { httpGet, httpsPost } from '../kit/http.js';
+import { writeCerts, type CertFiles } from '../kit/key-files.js';
 import { REPO } from './markdown.js';
+import { eventually } from '../kit/eventually.js';
 
 const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
 const FIXTURE = join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json');
-
-async function eventually(probe: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const running: { stop(): Promise<void> }[] = [];
 afterEach(async () => {

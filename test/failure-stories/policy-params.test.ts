@@ -8,8 +8,8 @@
  * real range) admits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster } from '../support/admission-model/cluster.js';
-import type { Obj } from '../support/admission-model/types.js';
+import { Cluster } from '../kit/admission-model/cluster.js';
+import type { Obj } from '../kit/admission-model/types.js';
 import {
   clusterWith,
   patchedCrd,

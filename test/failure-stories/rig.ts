@@ -11,16 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { FULLNAME, NAMESPACE, one, render, repoRoot, type RenderOptions } from '../chart/helm.js';
-import { admit } from '../support/admission-model/api-server.js';
-import { Cluster } from '../support/admission-model/cluster.js';
-import { applyPatch, type PatchOp } from '../support/admission-model/json-patch.js';
-import { admissionRequest } from '../support/admission-model/request.js';
-import { matchedVersion } from '../support/admission-model/rules.js';
-import { entriesOf } from '../support/admission-model/should-call.js';
-import { prepareForStorage } from '../support/admission-model/strategy.js';
-import type { Backend, Obj, Verdict, Write } from '../support/admission-model/types.js';
-import { callWebhook, type ClientConfig } from '../support/admission-model/webhook-client.js';
-import { removeDir, runCli, startServe, type RunningServer } from '../support/server-process.js';
+import { admit } from '../kit/admission-model/api-server.js';
+import { Cluster } from '../kit/admission-model/cluster.js';
+import { applyPatch, type PatchOp } from '../kit/admission-model/json-patch.js';
+import { admissionRequest } from '../kit/admission-model/request.js';
+import { matchedVersion } from '../kit/admission-model/rules.js';
+import { entriesOf } from '../kit/admission-model/should-call.js';
+import { prepareForStorage } from '../kit/admission-model/strategy.js';
+import type { Backend, Obj, Verdict, Write } from '../kit/admission-model/types.js';
+import { callWebhook, type ClientConfig } from '../kit/admission-model/webhook-client.js';
+import { removeDir } from '../kit/key-files.js';
+import { runCli, startServe, type RunningServer } from '../kit/server-process.js';
 
 export const SERVICE_CIDR = '10.96.0.0/12';
 /** For the unreachable story: deadlines at 1/100 of their seconds, so a 5 s timeout costs 50 ms. */

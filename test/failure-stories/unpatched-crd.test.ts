@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../chart/helm.js';
-import { admit } from '../support/admission-model/api-server.js';
-import type { Obj } from '../support/admission-model/types.js';
+import { admit } from '../kit/admission-model/api-server.js';
+import type { Obj } from '../kit/admission-model/types.js';
 import { clusterWith, patchedCrd, renderChart, setWebhookBackend } from './rig.js';
 import { WRITES } from './writes.js';
 

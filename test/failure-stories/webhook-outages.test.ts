@@ -13,10 +13,10 @@
  * (no routability, kube-system) is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit } from '../support/admission-model/api-server.js';
-import type { Cluster } from '../support/admission-model/cluster.js';
-import { closedPort, startSilentPort } from '../support/admission-model/scripted-webhook.js';
-import type { Backend, Obj } from '../support/admission-model/types.js';
+import { admit } from '../kit/admission-model/api-server.js';
+import type { Cluster } from '../kit/admission-model/cluster.js';
+import { closedPort, startSilentPort } from '../kit/admission-model/scripted-webhook.js';
+import type { Backend, Obj } from '../kit/admission-model/types.js';
 import {
   clusterWith,
   patchedCrd,

@@ -4,7 +4,7 @@
  * 10.96.0.0/12 and outside it, one the webhook refuses, a dry run, and one
  * in kube-system (excluded by the chart's namespaceSelector).
  */
-import type { Obj, Write } from '../support/admission-model/types.js';
+import type { Obj, Write } from '../kit/admission-model/types.js';
 
 const INSIDE = '10.96.0.10';
 const OUTSIDE = '192.168.7.7';

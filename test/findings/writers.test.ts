@@ -9,7 +9,7 @@ import { escapeData, escapeProperty, githubOutput } from '../../src/findings/git
 import { escapeXmlAttribute, escapeXmlText } from '../../src/findings/junit.js';
 import { gatewayLabel, plural, STDIN_DISPLAY, type ReportLine } from '../../src/findings/lines.js';
 import { textOutput } from '../../src/findings/text.js';
-import { baseGateway, context } from '../support/gateways.js';
+import { baseGateway, context } from '../kit/gateways.js';
 
 describe('github workflow commands', () => {
   it('escape data (%, CR, LF) and properties (also : and ,) as actions/toolkit does', () => {

@@ -15,8 +15,8 @@ import { parseTimeoutParam } from '../../src/http/admission-routes.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import { ruleInputs, type RuleInputs } from '../../src/inputs/rule-inputs.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 const allowedReview = readFileSync(
   join(import.meta.dirname, '..', 'fixtures', 'reviews', 'create-allowed.json'),

@@ -21,8 +21,8 @@ import type { BodyBudget } from '../../src/http/body-budget.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import { TLS_POLICY } from '../../src/http/tls.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 function app(
   over: { bodyBudget?: BodyBudget; closing?: () => boolean; config?: { maxBodyBytes: number } } = {},

@@ -8,14 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  httpsPost,
-  startServeWithCerts,
-  type CertFiles,
-  type RunningServer,
-  type ServingWithCerts,
-} from '../support/server-process.js';
-import { upload } from '../support/upload.js';
+import { httpsPost } from '../kit/http.js';
+import { startServeWithCerts, type RunningServer, type ServingWithCerts } from '../kit/server-process.js';
+import { type CertFiles } from '../kit/key-files.js';
+import { upload } from '../kit/upload.js';
 
 const LIMIT = 64 * 1024;
 const MiB = 1024 * 1024;

@@ -16,7 +16,7 @@ import {
   type TlsFiles,
   type TlsMaterial,
 } from '../../src/http/tls.js';
-import { eventually } from '../support/server-process.js';
+import { eventually } from '../kit/eventually.js';
 
 /** Never fires during a test: a reload seen here came from the watch. */
 const POLL_MS = 60 * 60 * 1000;
@@ -60,7 +60,7 @@ describe('certificate folder watch', () => {
     const second = await newPair();
     writeFileSync(files.keyFile, second.key);
     writeFileSync(files.certFile, second.cert);
-    await eventually(() => applied.length > 0, SEEN_WITHIN_MS, 20);
+    await eventually(() => applied.length > 0, 'the certificate applied', SEEN_WITHIN_MS, 20);
 
     const expected = await loadTlsMaterial(files);
     expect(applied.at(-1)?.digest).toBe(expected.digest);
@@ -86,7 +86,7 @@ describe('certificate folder watch', () => {
     const { applied, initial } = await start(files);
 
     await version('..v2');
-    await eventually(() => applied.length > 0, SEEN_WITHIN_MS, 20);
+    await eventually(() => applied.length > 0, 'the certificate applied', SEEN_WITHIN_MS, 20);
     expect(applied.at(-1)?.digest).toBe((await loadTlsMaterial(files)).digest);
     expect(applied.at(-1)?.digest).not.toBe(initial.digest);
   });
@@ -102,6 +102,7 @@ describe('certificate folder watch', () => {
     writeFileSync(files.certFile, 'garbage');
     await eventually(
       () => lines.some((l) => l.msg === 'certificate reload failed; still serving the previous one'),
+      'the reload failure logged',
       SEEN_WITHIN_MS,
       20,
     );
@@ -120,13 +121,14 @@ describe('certificate folder watch', () => {
             (l.fields as { err?: string }).err ===
             `${files.keyFile} does not match the certificate in ${files.certFile}`,
         ),
+      'the reload error logged',
       SEEN_WITHIN_MS,
       20,
     );
     expect(applied).toHaveLength(0);
 
     writeFileSync(files.keyFile, other.key);
-    await eventually(() => applied.length > 0, SEEN_WITHIN_MS, 20);
+    await eventually(() => applied.length > 0, 'the certificate applied', SEEN_WITHIN_MS, 20);
     expect(w.current().digest).toBe((await loadTlsMaterial(files)).digest);
   });
 

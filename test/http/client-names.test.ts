@@ -7,15 +7,11 @@ import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeConfig } from '../../src/config/serve.js';
 import { clientCertificateNames } from '../../src/http/tls.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
-import {
-  eventually,
-  httpsPost,
-  startServe,
-  writeCerts,
-  type CertFiles,
-  type RunningServer,
-} from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
+import { eventually } from '../kit/eventually.js';
+import { httpsPost } from '../kit/http.js';
+import { startServe, type RunningServer } from '../kit/server-process.js';
+import { writeCerts, type CertFiles } from '../kit/key-files.js';
 
 let certs: CertFiles;
 let server: RunningServer;
@@ -103,7 +99,7 @@ describe('serve --client-allowed-names', () => {
     // The server's log line may reach us after the client saw the connection close.
     const refusal = () =>
       server.logs.find((l) => String(l['msg']).includes('--client-allowed-names; connection closed'));
-    await eventually(() => refusal() !== undefined, 10_000, 20);
+    await eventually(() => refusal() !== undefined, 'the refusal logged', 10_000, 20);
     const line = refusal();
     expect(line).toMatchObject({ level: 40, clientNames: ['intruder', 'intruder.example'] });
     // The review never reached the HTTP layer.

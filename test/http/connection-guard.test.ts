@@ -18,6 +18,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
 import { connectionCap, DRAIN_IDLE_MS, guardConnections, openFileLimit } from '../../src/http/connections.js';
 import { createLimitMetrics } from '../../src/http/limit-metrics.js';
+import { eventually } from '../kit/eventually.js';
 
 let certs: GeneratedCertificates;
 beforeAll(async () => {
@@ -29,14 +30,8 @@ afterEach(() => {
   for (const c of cleanup.splice(0)) c();
 });
 
-/** Polls (real time) until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** Polls every 5 ms for up to 5 s: these waits are for events a few milliseconds apart. */
+const until = (cond: () => boolean, what: string) => eventually(cond, what, 5_000, 5);
 
 const ticks = async (n = 3) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));

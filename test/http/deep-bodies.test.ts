@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/http/json-depth.js';
-import { post, testApp } from '../support/app.js';
+import { post, testApp } from '../kit/app.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));

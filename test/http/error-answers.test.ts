@@ -4,7 +4,7 @@
  * it reached no webhook route, however its URL is spelt.
  */
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../support/app.js';
+import { testApp } from '../kit/app.js';
 
 const failures = async (registry: ReturnType<typeof testApp>['registry']) =>
   (await registry.metrics())

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { post, testApp } from '../support/app.js';
+import { post, testApp } from '../kit/app.js';
 
 const folder = join(import.meta.dirname, '..', 'fixtures', 'reviews');
 const fixtures = readdirSync(folder).filter((f) => f.endsWith('.json'));

@@ -5,21 +5,19 @@ import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseGateway } from '../support/gateways.js';
-import { handshake, legacyClient } from '../support/tls-probe.js';
-import { upload } from '../support/upload.js';
+import { baseGateway } from '../kit/gateways.js';
+import { handshake, legacyClient } from '../kit/tls-probe.js';
+import { upload } from '../kit/upload.js';
+import { eventually } from '../kit/eventually.js';
+import { httpGet, httpsPost } from '../kit/http.js';
 import {
-  eventually,
-  httpGet,
-  httpsPost,
   runCli,
   startServe,
   startServeWithCerts,
-  writeCerts,
-  type CertFiles,
   type RunningServer,
   type ServingWithCerts,
-} from '../support/server-process.js';
+} from '../kit/server-process.js';
+import { writeCerts, type CertFiles } from '../kit/key-files.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));
@@ -158,7 +156,7 @@ describe('serve over HTTPS', () => {
     // The log line travels through the child's stdout pipe and may land just after the answer.
     const isLine = (l: Record<string, unknown>) =>
       l['msg'] === 'review' && l['uid'] === '11111111-0000-0000-0000-000000000005';
-    await eventually(() => server.logs.some(isLine), 5_000, 10);
+    await eventually(() => server.logs.some(isLine), 'the review log line', 5_000, 10);
     const line = server.logs.find(isLine);
     expect(line).toMatchObject({
       webhook: 'validate',

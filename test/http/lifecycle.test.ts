@@ -15,8 +15,10 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/certs/generate.js';
-import { eventually, httpGet, httpsPost, startServe, type RunningServer } from '../support/server-process.js';
-import { handshake, legacyClient } from '../support/tls-probe.js';
+import { eventually } from '../kit/eventually.js';
+import { httpGet, httpsPost } from '../kit/http.js';
+import { startServe, type RunningServer } from '../kit/server-process.js';
+import { handshake, legacyClient } from '../kit/tls-probe.js';
 
 const fixture = (name: string) =>
   readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8');
@@ -91,7 +93,12 @@ describe('certificate rotation without restart', () => {
     // the fallback. Half the poll interval is a generous bound for a loaded machine
     // that a poll-only reload (up to 10 s) would usually miss; the reliable check
     // of the watch is test/http/certificate-watch.test.ts, whose poll never fires.
-    await eventually(async () => (await peerFingerprint(running.port)) === wanted, POLL_MS / 2, 100);
+    await eventually(
+      async () => (await peerFingerprint(running.port)) === wanted,
+      'the new certificate served',
+      POLL_MS / 2,
+      100,
+    );
     const res = await httpsPost(running.port, '/validate', fixture('create-allowed'), { ca: second.caCert });
     expect(res.status).toBe(200);
     expect(running.logs.some((l) => l['msg'] === 'serving certificate reloaded')).toBe(true);
@@ -109,8 +116,10 @@ describe('certificate rotation without restart', () => {
     server = await serveFrom(dir);
     const running = server;
     writeFileSync(join(dir, 'tls.crt'), 'garbage');
-    await eventually(() =>
-      running.logs.some((l) => l['msg'] === 'certificate reload failed; still serving the previous one'),
+    await eventually(
+      () =>
+        running.logs.some((l) => l['msg'] === 'certificate reload failed; still serving the previous one'),
+      'the reload failure logged',
     );
     expect(await peerFingerprint(running.port)).toBe(new X509Certificate(certs.cert).fingerprint256);
     const res = await httpsPost(running.port, '/validate', fixture('create-allowed'), { ca: certs.caCert });
@@ -159,7 +168,12 @@ describe('SIGTERM', () => {
     );
 
     // The half-sent request holds shutdown open, so the health port still answers, with 503.
-    await eventually(async () => (await httpGet(running.healthPort, '/readyz')).status === 503, 2_000, 20);
+    await eventually(
+      async () => (await httpGet(running.healthPort, '/readyz')).status === 503,
+      'not ready',
+      2_000,
+      20,
+    );
     const res = await answer;
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body).response.allowed).toBe(true);

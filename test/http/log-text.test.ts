@@ -10,8 +10,8 @@ import { buildApp } from '../../src/http/app.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { clip, MAX_LOGGED_CHARS } from '../../src/http/log-text.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'reviews', `${name}.json`), 'utf8'));

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import type { Requester } from '../../src/inputs/allocations/ip-lookup-slots.js';
 import type { ClusterSources } from '../../src/inputs/ranges/types.js';
-import { DUAL_STACK } from '../support/gateways.js';
-import { post, testApp } from '../support/app.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import { DUAL_STACK } from '../kit/gateways.js';
+import { post, testApp } from '../kit/app.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
 
 function recordingSources() {
   const asked: { ips: readonly string[]; requester: Requester | undefined }[] = [];

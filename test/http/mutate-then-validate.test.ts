@@ -4,15 +4,15 @@
  * of the adversarial review are tested here end to end.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseGateway, type Address } from '../support/gateways.js';
+import { baseGateway, type Address } from '../kit/gateways.js';
+import { httpsPost } from '../kit/http.js';
 import {
-  httpsPost,
   startServe,
   startServeWithCerts,
-  type CertFiles,
   type RunningServer,
   type ServingWithCerts,
-} from '../support/server-process.js';
+} from '../kit/server-process.js';
+import { type CertFiles } from '../kit/key-files.js';
 
 let served: ServingWithCerts;
 let certs: CertFiles;

@@ -13,8 +13,8 @@ import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { buildApp } from '../../src/http/app.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 const fixture = (name: string) =>
   JSON.parse(

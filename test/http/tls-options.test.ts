@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
 import { loadTlsMaterial, TLS_POLICY, type TlsFiles } from '../../src/http/tls.js';
-import { handshake, legacyClient } from '../support/tls-probe.js';
+import { handshake, legacyClient } from '../kit/tls-probe.js';
 
 let dir: string;
 let pair: GeneratedCertificates;

@@ -11,8 +11,8 @@ import type { RangeSource } from '../../src/inputs/ranges/types.js';
 import type { RevisionSource } from '../../src/inputs/revision/types.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import type { GepRevision, ServiceRanges } from '../../src/rules/index.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { ranges } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { ranges } from '../kit/gateways.js';
 
 /** What every scripted source has: a value, a readiness reason, listeners, and whether it was closed. */
 function scripted<T>(value: T | undefined, reason: string | undefined) {

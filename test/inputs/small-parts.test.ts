@@ -15,7 +15,7 @@ import { allocationPrefetch } from '../../src/inputs/allocations/allocation-pref
 import { startAllocationLookup } from '../../src/inputs/allocations/ip-addresses.js';
 import { DEFAULT_LOOKUP_OPTIONS } from '../../src/inputs/allocations/ip-lookup.js';
 import type { KubeClient, KubeRequest } from '../../src/kube/client.js';
-import { context as baseContext } from '../support/gateways.js';
+import { context as baseContext } from '../kit/gateways.js';
 import { allocationLookupMetrics } from '../../src/inputs/allocations/ip-lookup-metrics.js';
 import { clusterMetrics } from '../../src/inputs/ranges/metrics.js';
 import { ServiceRanges } from '../../src/rules/index.js';

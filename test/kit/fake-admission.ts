@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
-import { testApp, post } from '../support/app.js';
+import { testApp, post } from './app.js';
 import type { RuleSettings } from '../../src/config/rule-settings.js';
 import type { FakeApiServer } from './fake-apiserver.js';
 

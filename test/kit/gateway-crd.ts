@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { patchGatewayCrd } from '../../src/crd/patch.js';
 import type { GepRevision } from '../../src/rules/revision.js';
 
-import { GATEWAY_API_CRDS as CRD_FIXTURES } from '../support/upstream-fixtures.js';
+import { GATEWAY_API_CRDS as CRD_FIXTURES } from './upstream-fixtures.js';
 
 export { CRD_FIXTURES };
 

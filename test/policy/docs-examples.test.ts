@@ -19,8 +19,8 @@ import { validateGateway } from '../../src/rules/index.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { runCli } from '../crd/run-cli.js';
-import { baseGateway, context, create, ranges } from '../support/gateways.js';
-import { evaluatePolicy } from '../support/policy-eval.js';
+import { baseGateway, context, create, ranges } from '../kit/gateways.js';
+import { evaluatePolicy } from '../kit/policy-eval.js';
 
 const MARKER = '<!-- doctest: skip needs a cluster; test/policy/docs-examples.test.ts';
 const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'policy.md'), 'utf8');

@@ -17,17 +17,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generatePolicies, paramsConfigMap, type PolicySettings } from '../../src/policy/index.js';
 import { validateGateway, type GatewayRequest, type RuleContext } from '../../src/rules/index.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import {
-  baseGateway,
-  context,
-  create,
-  DUAL_STACK,
-  ranges,
-  statusUpdate,
-  update,
-} from '../support/gateways.js';
-import { evaluatePolicy } from '../support/policy-eval.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate, update } from '../kit/gateways.js';
+import { evaluatePolicy } from '../kit/policy-eval.js';
 import { rows as fixRows, requestOf } from '../rules/rows/revision-and-review-fixes.js';
 import { rows as specRows } from '../rules/rows/spec-rules.js';
 import { rows as statusRows } from '../rules/rows/status-rules.js';

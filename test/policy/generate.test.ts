@@ -22,9 +22,9 @@ import { runCli } from '../crd/run-cli.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
-import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../support/gateways.js';
-import { estimateCost, PER_EXPRESSION_LIMIT, PER_BINDING_LIMIT } from '../support/cel-cost.js';
-import { evaluatePolicy } from '../support/policy-eval.js';
+import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../kit/gateways.js';
+import { estimateCost, PER_EXPRESSION_LIMIT, PER_BINDING_LIMIT } from '../kit/cel-cost.js';
+import { evaluatePolicy } from '../kit/policy-eval.js';
 
 const BASE: PolicySettings = {
   revision: 'provisional',

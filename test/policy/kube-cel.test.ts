@@ -1,5 +1,5 @@
 /**
- * The Kubernetes CEL environment of test/support/kube-cel.ts, checked against
+ * The Kubernetes CEL environment of test/kit/kube-cel.ts, checked against
  * the examples of the Kubernetes documentation (IP address and CIDR
  * libraries) and against upstream's own CRD rule for GEP-5093's experimental
  * revision, run over upstream's 16-value table
@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UPSTREAM_ROUTABILITY_RULE } from '../../src/crd/schemas.js';
-import { evalKubeCel, plain } from '../support/kube-cel.js';
+import { evalKubeCel, plain } from '../kit/kube-cel.js';
 
 const value = (expression: string, bindings: Record<string, unknown> = {}) => {
   const out = evalKubeCel(expression, bindings);

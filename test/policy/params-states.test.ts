@@ -22,8 +22,8 @@ import {
   type PolicySettings,
 } from '../../src/policy/index.js';
 import { validateGateway, type GatewayRequest, type RuleContext } from '../../src/rules/index.js';
-import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../support/gateways.js';
-import { evaluatePolicy } from '../support/policy-eval.js';
+import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../kit/gateways.js';
+import { evaluatePolicy } from '../kit/policy-eval.js';
 import { rows as specRows } from '../rules/rows/spec-rules.js';
 import { rows as statusRows } from '../rules/rows/status-rules.js';
 

@@ -8,9 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paramsData } from '../../src/policy/index.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
-import { ranges } from '../support/gateways.js';
-import { startServeAgainstApi } from '../support/server-process.js';
+import { ranges } from '../kit/gateways.js';
+import { startServeAgainstApi } from '../kit/server-process.js';
 import { FakeConfigMap, until } from '../server/fake-configmap.js';
+import { eventually } from '../kit/eventually.js';
 
 const NS = 'grw';
 const NAME = 'grw-params';
@@ -38,12 +39,12 @@ describe('serve --policy-params (the built server)', () => {
   });
 
   it('updates the params ConfigMap within seconds of a ServiceCIDR change', async () => {
-    await until(() => cm.data?.['serviceCIDRs'] === '10.96.0.0/16', 20_000, 'the first write');
+    await eventually(() => cm.data?.['serviceCIDRs'] === '10.96.0.0/16', 'the first write', 20_000);
     fake.put('servicecidrs', serviceCidr('secondary', ['fd00:10:96::/112']));
-    const took = await until(
+    const took = await eventually(
       () => cm.data?.['serviceCIDRs'] === '10.96.0.0/16,fd00:10:96::/112',
-      10_000,
       'the write after the ServiceCIDR change',
+      10_000,
     );
     console.log(`params ConfigMap updated ${Math.round(took)} ms after the ServiceCIDR change`);
     expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16', 'fd00:10:96::/112')));

@@ -11,16 +11,16 @@
 import { Agent } from 'node:https';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { DEFAULT_BACKOFF } from '../../src/kube/watch.js';
-import { post, reviewProblem } from '../../bench/lib/client.js';
 import { FakeApiServer, gateway, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
 import { storedGatewayCrd } from '../kit/gateway-crd.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
-import { httpGet, startServeAgainstApi, type ServingAgainstApi } from '../support/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
+import { startServeAgainstApi, type ServingAgainstApi } from '../kit/server-process.js';
+import { post, reviewProblem } from '../kit/webhook-client.js';
+import { httpGet } from '../kit/http.js';
+import { sleep } from '../kit/eventually.js';
 
 /** How long each fault lasts: short in CI, 60 s under `npm run chaos`. */
 export const OUTAGE_MS = Number(process.env['CHAOS_OUTAGE_MS'] ?? '4000');
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The API clients of serve, by the resource each one asks for. */
 export const CLIENTS = ['servicecidrs', 'customresourcedefinitions', 'ipaddresses', 'gateways', 'leases'];

@@ -31,7 +31,8 @@ import {
 } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
 import type { FaultAction } from '../kit/fault-injection.js';
-import { startServeAgainstApi, type ServingAgainstApi } from '../support/server-process.js';
+import { startServeAgainstApi, type ServingAgainstApi } from '../kit/server-process.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 const LEASE_MS = 3_000;
 const RETRY_MS = 1_000;
@@ -49,16 +50,6 @@ let reports: FakeReports;
 const served = new Map<string, ServingAgainstApi>();
 /** What each test measured, printed at the end (docs/dev/reliability.md). */
 const figures: Record<string, unknown> = {};
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(probe: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!probe()) {
-    if (performance.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(20);
-  }
-}
 
 function holder(): string | undefined {
   const spec = fake.leases.get(LEASE_KEY)?.['spec'] as { holderIdentity?: string } | undefined;
@@ -146,7 +137,7 @@ async function cutOffTheLeader(action: FaultAction): Promise<void> {
   if (!extraPresent) fake.put('servicecidrs', EXTRA);
   extraPresent = true;
   // The leader's pass found apps/external inside the extra range and wrote the namespace's report.
-  await until(() => reports.get('apps', REPORT_NAME) !== undefined, 'the report', 30_000);
+  await eventually(() => reports.get('apps', REPORT_NAME) !== undefined, 'the report', 30_000);
   const leader = holder()!;
   const follower = REPLICAS.find((r) => r !== leader)!;
   expect(REPLICAS).toContain(leader);
@@ -160,8 +151,12 @@ async function cutOffTheLeader(action: FaultAction): Promise<void> {
     fake.remove('servicecidrs', 'extra');
     extraPresent = false;
     // The new leader's pass removes the report the old one wrote (extra gone: no findings).
-    await until(() => holder() === follower, 'the take-over');
-    await until(() => reports.get('apps', REPORT_NAME) === undefined, 'the new leader deleting the report');
+    await eventually(() => holder() === follower, 'the take-over', 15_000);
+    await eventually(
+      () => reports.get('apps', REPORT_NAME) === undefined,
+      'the new leader deleting the report',
+      15_000,
+    );
   } finally {
     cut.clear();
   }
@@ -210,7 +205,7 @@ describe('the audit Lease between two serve replicas', () => {
     const other = REPLICAS.find((r) => r !== leader)!;
     // Right after a renewal, so that expiry (renewal + 3 s) and a take-over after release are far apart.
     const seen = leaseWrites(leader, leader).length;
-    await until(() => leaseWrites(leader, leader).length > seen, 'a renewal');
+    await eventually(() => leaseWrites(leader, leader).length > seen, 'a renewal', 15_000);
     const s = served.get(leader)!.server;
     // A slow API server: the release is answered 600 ms late (within the request's 1 s), and
     // serve must wait for it before it exits.
@@ -219,7 +214,7 @@ describe('the audit Lease between two serve replicas', () => {
     const exit = await s.exited;
     const exitedAt = performance.now();
     expect(exit).toEqual({ code: 0, signal: null });
-    await until(() => holder() === other, 'the take-over after release', 10_000);
+    await eventually(() => holder() === other, 'the take-over after release', 10_000);
 
     const lastRenew = renewTime(leaseWrites(leader, leader).at(-1)!);
     const release = leaseWrites(leader, '')[0];

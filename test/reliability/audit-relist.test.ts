@@ -10,7 +10,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeApiServer, gateway, ipAddress, serviceCidr, type RequestRecord } from '../kit/fake-apiserver.js';
-import { runCli } from '../support/server-process.js';
+import { runCli } from '../kit/server-process.js';
 
 const GATEWAYS_PATH = '/apis/gateway.networking.k8s.io/v1/gateways';
 

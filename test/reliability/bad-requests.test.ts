@@ -6,9 +6,9 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, rawExchange, rawPost, reviewProblem } from '../../bench/lib/client.js';
-import { createSmallReview, statusUpdateReview, type Json, type JsonObject } from '../../bench/payloads.js';
-import { upload } from '../support/upload.js';
+import { post, rawExchange, rawPost, reviewProblem } from '../kit/webhook-client.js';
+import { createSmallReview, statusUpdateReview, type Json, type JsonObject } from '../kit/payloads.js';
+import { upload } from '../kit/upload.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
 
 const MiB = 1024 * 1024;

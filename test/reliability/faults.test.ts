@@ -12,9 +12,11 @@ import {
   pemFingerprint,
   post,
   reviewProblem,
-} from '../../bench/lib/client.js';
-import { httpStatus, makeCerts, spawnWebhook, tempDir, type Child } from '../../bench/lib/servers.js';
-import { updateLargeReview } from '../../bench/payloads.js';
+} from '../kit/webhook-client.js';
+import { httpStatus } from '../kit/http.js';
+import { makeCerts, spawnWebhook, type Child } from '../kit/server-process.js';
+import { tempDir } from '../kit/key-files.js';
+import { updateLargeReview } from '../kit/payloads.js';
 import { goodReviewProblem } from './helpers.js';
 
 /** Waits until the server's in-flight gauge reaches `n` (requests received, not yet answered). */
@@ -31,6 +33,7 @@ async function inflightAtLeast(healthPort: number, n: number, timeoutMs: number)
   }
 }
 import { percentile, runLoad, slowHeaderClient } from './load.js';
+import { sleep } from '../kit/eventually.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -47,8 +50,6 @@ function track(child: Child): Child {
   cleanups.push(() => child.stop(2_000));
   return child;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('certificate rotation under load', () => {
   it('swapping the ..data symlink: zero failed requests, new connections get the new certificate', async () => {

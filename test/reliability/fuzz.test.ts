@@ -4,7 +4,7 @@
  * 100,000-request run is `npm run fuzz` (bench/fuzz.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuzzCase, judge, runFuzz } from '../../bench/lib/fuzz.js';
+import { fuzzCase, judge, runFuzz } from '../kit/fuzz.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
 
 const COUNT = Number(process.env['FUZZ_COUNT'] ?? 3_000);

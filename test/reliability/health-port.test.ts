@@ -12,8 +12,9 @@ import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POD_NODE_ARGS } from '../../bench/lib/attacks.js';
+import { POD_NODE_ARGS } from '../kit/attacks.js';
 import { serve, type Served } from './helpers.js';
+import { sleep } from '../kit/eventually.js';
 
 const CONNECTIONS = 8_000;
 /**
@@ -27,8 +28,6 @@ const CONNECTIONS = 8_000;
 const GROWTH_BOUND_MIB = 16;
 /** The port's cap (src/http/health-connections.ts). */
 const CAP = 64;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rssAnonMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

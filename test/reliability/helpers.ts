@@ -2,13 +2,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from 'node:https';
-import { keepAliveAgent, post, reviewProblem } from '../../bench/lib/client.js';
-import { makeCerts, spawnWebhook, tempDir, type CertFiles, type Child } from '../../bench/lib/servers.js';
-import { createSmallReview, uidFor, PAYLOAD_PATHS } from '../../bench/payloads.js';
+import { keepAliveAgent, post, reviewProblem } from '../kit/webhook-client.js';
+import { makeCerts, spawnWebhook, type Child } from '../kit/server-process.js';
+import { tempDir, type CertPaths } from '../kit/key-files.js';
+import { createSmallReview, uidFor, PAYLOAD_PATHS } from '../kit/payloads.js';
 
 export interface Served {
   readonly dir: string;
-  readonly certs: CertFiles;
+  readonly certs: CertPaths;
   readonly ca: string;
   readonly server: Child;
   readonly agent: Agent;

@@ -29,9 +29,9 @@ import {
   silentTcpConnections,
   type AttackReport,
   type AttackTarget,
-} from '../../bench/lib/attacks.js';
-import { httpStatus } from '../../bench/lib/servers.js';
-import { eventually } from '../support/server-process.js';
+} from '../kit/attacks.js';
+import { httpStatus } from '../kit/http.js';
+import { eventually } from '../kit/eventually.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
 
 const RSS_BOUND_MIB = 192;
@@ -127,12 +127,12 @@ describe('hostile clients (default caps)', () => {
 
   it('a 1 MiB namespace makes no 1 MiB log line', async () => {
     const review = JSON.parse(
-      JSON.stringify((await import('../../bench/payloads.js')).createSmallReview('long-namespace')),
+      JSON.stringify((await import('../kit/payloads.js')).createSmallReview('long-namespace')),
     ) as { request: { namespace: string; object: { spec: { addresses: { routability?: string }[] } } } };
     review.request.namespace = 'n'.repeat(1 << 20);
     // Denied (a routability typo), so its line is at info: a routine allowed review logs at debug.
     review.request.object.spec.addresses[0]!.routability = 'cluster';
-    const { post } = await import('../../bench/lib/client.js');
+    const { post } = await import('../kit/webhook-client.js');
     const reply = await post({ agent: served.agent, port: target.port, body: JSON.stringify(review) });
     expect(reply.status).toBe(200);
     const line = served.server.logs().find((l) => l.includes('"uid":"long-namespace"'));
@@ -168,7 +168,7 @@ describe('eviction at the connection cap', () => {
     const opened: { socket: TLSSocket; closed: () => boolean }[] = [];
     try {
       for (let i = 0; i < CAP + 10; i++) opened.push(await idleConnection(served.server.port, served.ca));
-      await eventually(() => opened.filter((c) => c.closed()).length >= 10, 5_000);
+      await eventually(() => opened.filter((c) => c.closed()).length >= 10, 'ten connections closed', 5_000);
       await new Promise((r) => setTimeout(r, 200));
       // Each newcomer past the cap closed the oldest idle one: the first ten, in order; the last twenty open.
       expect(opened.map((c) => (c.closed() ? 'closed' : 'open'))).toEqual([

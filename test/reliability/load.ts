@@ -1,8 +1,8 @@
 /** Bounded load loops for the fault tests: every request a unique uid, every answer checked. */
 import { Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
-import { post, reviewProblem } from '../../bench/lib/client.js';
-import { createSmallReview } from '../../bench/payloads.js';
+import { post, reviewProblem } from '../kit/webhook-client.js';
+import { createSmallReview } from '../kit/payloads.js';
 
 export interface LoadResult {
   ok: number;

@@ -7,22 +7,17 @@
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  httpStatus,
-  makeCerts,
-  spawnWebhook,
-  tempDir,
-  waitReady,
-  type Child,
-} from '../../bench/lib/servers.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
+import { httpStatus, waitReady } from '../kit/http.js';
+import { makeCerts, spawnWebhook, type Child } from '../kit/server-process.js';
+import { tempDir } from '../kit/key-files.js';
 import { percentile, runLoad } from './load.js';
+import { sleep } from '../kit/eventually.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('ServiceCIDR watch faults under load', () => {
   it('10 dropped watches and failing lists: zero failed requests, ranges never missing', async () => {

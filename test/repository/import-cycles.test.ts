@@ -4,7 +4,7 @@
  * is still two modules that cannot be understood one without the other.
  */
 import { describe, expect, it } from 'vitest';
-import { cycles, fileImports, partImports } from '../support/src-imports.js';
+import { cycles, fileImports, partImports } from '../kit/src-imports.js';
 
 const partGraph = (graph: ReturnType<typeof fileImports>) =>
   new Map([...partImports(graph)].map(([part, to]) => [part, [...to.keys()]]));

@@ -79,7 +79,7 @@ describe('the repository stands alone', () => {
     ];
     for (const line of planted) expect(outsideReferences('planted', line), line).toHaveLength(1);
     expect(
-      outsideReferences('fine', `import { x } from '../support/upstream-fixtures.js'; // ${SIBLING} helper`),
+      outsideReferences('fine', `import { x } from '../kit/upstream-fixtures.js'; // ${SIBLING} helper`),
     ).toEqual([]);
   });
 });

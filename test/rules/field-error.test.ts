@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, RULE_CODES, readGateway, validateGateway } from '../../src/rules/index.js';
 import { NO_VALUE, renderFieldErrorBody } from '../../src/rules/field-error.js';
-import { baseGateway, context, create } from '../support/gateways.js';
+import { baseGateway, context, create } from '../kit/gateways.js';
 
 const TYPE_TEXT: Record<string, string> = {
   FieldValueInvalid: 'Invalid value',

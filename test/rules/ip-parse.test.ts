@@ -5,7 +5,7 @@
  * text and mapped flag) for every text, valid or not.
  */
 import { describe, expect, it } from 'vitest';
-import { prng } from '../../bench/lib/fuzz.js';
+import { prng } from '../kit/fuzz.js';
 import { parseIP, type ParsedIP } from '../../src/rules/ip.js';
 
 // The reference: src/rules/ip.ts before the change, verbatim but for names.

@@ -5,7 +5,7 @@ import { createReviewDecoder } from '../../src/admission/decode.js';
 import { answerReview } from '../../src/admission/answer.js';
 import { mutateGateway, validateGateway } from '../../src/rules/index.js';
 import { WEBHOOKS } from '../../src/webhooks/gateway.js';
-import { context, ranges } from '../support/gateways.js';
+import { context, ranges } from '../kit/gateways.js';
 
 const ctx = context({
   ranges: ranges('10.96.0.0/12', 'fd00:10:96::/112', { cidr: '10.200.0.0/16', terminating: true }),

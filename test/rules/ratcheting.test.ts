@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateGateway } from '../../src/rules/index.js';
-import { baseGateway, codes, context, ranges, statusUpdate, update } from '../support/gateways.js';
+import { baseGateway, codes, context, ranges, statusUpdate, update } from '../kit/gateways.js';
 
 // The ranges moved: what was valid under the old range is now outside.
 const moved = context({ ranges: ranges('10.128.0.0/16') });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { mutateGateway, validateGateway } from '../../src/rules/index.js';
 import { clampWarning } from '../../src/rules/messages.js';
-import { baseGateway, codes, context, ranges, statusUpdate, update } from '../support/gateways.js';
+import { baseGateway, codes, context, ranges, statusUpdate, update } from '../kit/gateways.js';
 import { EXP, run, rows, type Row } from './rows/revision-and-review-fixes.js';
 
 describe('engine rows (issue 10 fixes, experimental revision)', () => {

@@ -19,7 +19,7 @@ import {
   readRoutability,
 } from '../../src/rules/routability.js';
 import type { RuleContext } from '../../src/rules/types.js';
-import { context, ranges } from '../support/gateways.js';
+import { context, ranges } from '../kit/gateways.js';
 
 const FIELD = FieldPath.root('spec', 'addresses').index(0);
 const entry = (over: Partial<Omit<AddressEntry, 'field'>>): AddressEntry => ({

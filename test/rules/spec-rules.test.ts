@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateMessage, validateGateway } from '../../src/rules/index.js';
-import { baseGateway, codes, context, create, type Address } from '../support/gateways.js';
+import { baseGateway, codes, context, create, type Address } from '../kit/gateways.js';
 import { rows } from './rows/spec-rules.js';
 
 describe('spec rules (table over one base Gateway)', () => {

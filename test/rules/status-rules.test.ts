@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mutateGateway, validateGateway } from '../../src/rules/index.js';
-import { baseGateway, codes, context, statusUpdate, type Address } from '../support/gateways.js';
+import { baseGateway, codes, context, statusUpdate, type Address } from '../kit/gateways.js';
 import { rows } from './rows/status-rules.js';
 
 describe('status rules (table over one base Gateway)', () => {

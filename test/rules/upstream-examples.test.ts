@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { validateGateway } from '../../src/rules/index.js';
-import { context, create, ranges } from '../support/gateways.js';
-import { GATEWAY_API_EXAMPLES as root } from '../support/upstream-fixtures.js';
+import { context, create, ranges } from '../kit/gateways.js';
+import { GATEWAY_API_EXAMPLES as root } from '../kit/upstream-fixtures.js';
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

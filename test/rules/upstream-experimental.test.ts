@@ -12,8 +12,8 @@ import { checkSource } from '../../src/check/run.js';
 import { SourceText } from '../../src/check/source.js';
 import { validateGateway, type RuleContext } from '../../src/rules/index.js';
 import { check } from '../check/support.js';
-import { baseGateway, context, create, ranges, statusUpdate } from '../support/gateways.js';
-import { GEP_5093_UPSTREAM } from '../support/upstream-fixtures.js';
+import { baseGateway, context, create, ranges, statusUpdate } from '../kit/gateways.js';
+import { GEP_5093_UPSTREAM } from '../kit/upstream-fixtures.js';
 
 const TABLE = join(GEP_5093_UPSTREAM, 'crd-validation-cases.json');
 const CONFORMANCE = join(GEP_5093_UPSTREAM, 'conformance');

@@ -10,7 +10,7 @@ import { NO_VALUE, quote, renderFieldErrorBody } from '../../src/rules/field-err
 import { isGloballyRoutable, parseIP } from '../../src/rules/ip.js';
 import { jsonText, plainText } from '../../src/rules/json-text.js';
 import { parseCidr, ServiceRanges } from '../../src/rules/networks.js';
-import { ranges } from '../support/gateways.js';
+import { ranges } from '../kit/gateways.js';
 
 const ip = (text: string) => {
   const parsed = parseIP(text);

@@ -15,6 +15,7 @@ import { startServer, type ServerHandle } from '../../src/server/assemble.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
+import { eventually } from '../kit/eventually.js';
 
 const LEASE = 'routability/assembled-audit';
 const SAVED = { POD_NAMESPACE: process.env['POD_NAMESPACE'], POD_NAME: process.env['POD_NAME'] };
@@ -88,7 +89,7 @@ describe('startServer', () => {
       mtls: false,
       gepRevision: 'provisional',
     });
-    await until(() => holder() === 'replica-a', 10_000, 'the audit Lease taken');
+    await eventually(() => holder() === 'replica-a', 'the audit Lease taken', 10_000);
     fake.faults.add({ resource: 'leases', verbs: ['write'] }, { kind: 'delay', ms: 1_500 });
     handle = undefined;
     const started = performance.now();
@@ -110,7 +111,7 @@ describe('startServer', () => {
       const res = await fetch(`http://127.0.0.1:${h.healthPort}${path}`);
       return { status: res.status, text: await res.text() };
     };
-    await until(() => cm.data !== undefined, 10_000, 'the params written');
+    await eventually(() => cm.data !== undefined, 'the params written', 10_000);
     let ready = await get('/readyz?verbose');
     for (let i = 0; i < 100 && ready.status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 50));

@@ -54,12 +54,3 @@ export class FakeConfigMap {
     return false;
   };
 }
-
-export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<number> {
-  const start = performance.now();
-  while (!check()) {
-    if (performance.now() - start > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return performance.now() - start;
-}

@@ -17,8 +17,9 @@ import { KubeApiError } from '../../src/kube/errors.js';
 import type { ServiceRanges } from '../../src/rules/index.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
-import { context, ranges } from '../support/gateways.js';
+import { context, ranges } from '../kit/gateways.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
+import { eventually } from '../kit/eventually.js';
 
 const NS = 'grw';
 const NAME = 'grw-params';
@@ -113,12 +114,12 @@ describe('the params sync against the fake API server', () => {
     cm = new FakeConfigMap(NS, NAME);
     const inputs = inputsWith(ranges('10.96.0.0/16'));
     start({ inputs });
-    await until(() => cm.patches.length === 1, 5_000, 'the first write');
+    await eventually(() => cm.patches.length === 1, 'the first write', 5_000);
     expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16')));
     expect(cm.patchTypes).toEqual(['application/merge-patch+json']);
 
     inputs.set(ranges('10.96.0.0/16', { cidr: '10.100.0.0/16', terminating: true }, 'fd00:10:96::/112'));
-    const took = await until(() => cm.patches.length === 2, 5_000, 'the write after a change');
+    const took = await eventually(() => cm.patches.length === 2, 'the write after a change', 5_000);
     expect(took).toBeLessThan(5_000);
     expect(cm.data).toEqual({
       serviceCIDRs: '10.96.0.0/16,10.100.0.0/16,fd00:10:96::/112',
@@ -128,7 +129,7 @@ describe('the params sync against the fake API server', () => {
     // The same ranges again (a watch relist): read, compared, not written.
     const gets = cm.gets.length;
     inputs.set(ranges('10.96.0.0/16', { cidr: '10.100.0.0/16', terminating: true }, 'fd00:10:96::/112'));
-    await until(() => cm.gets.length > gets, 5_000, 'the read after an equal change');
+    await eventually(() => cm.gets.length > gets, 'the read after an equal change', 5_000);
     await new Promise((r) => setTimeout(r, 200));
     expect(cm.patches).toHaveLength(2);
     expect(counts).toEqual({ writes: 2, failures: 0 });
@@ -139,9 +140,9 @@ describe('the params sync against the fake API server', () => {
     cm = new FakeConfigMap(NS, NAME);
     fake.faults.add({ resource: 'configmaps', verbs: ['write'] }, { kind: 'status', code }, { count: 2 });
     const lines = start({ inputs: inputsWith(ranges('10.96.0.0/16')) });
-    await until(() => cm.patches.length === 1, 10_000, 'the write after two failures');
+    await eventually(() => cm.patches.length === 1, 'the write after two failures', 10_000);
     // The fake stores the PATCH when it arrives; the sync counts it once it has read the answer.
-    await until(() => counts.writes === 1, 5_000, 'the write counted');
+    await eventually(() => counts.writes === 1, 'the write counted', 5_000);
     const writes = mine('PATCH');
     expect(writes).toHaveLength(3);
     // random() = 1: the full backoff, 100 ms then 200 ms (timers never fire early).
@@ -162,9 +163,9 @@ describe('the params sync against the fake API server', () => {
     );
     const inputs = inputsWith(ranges('10.96.0.0/16'));
     start({ inputs, backoff: { initialMs: 10, maxMs: 100 } });
-    await until(() => counts.failures === 1, 5_000, 'the 429');
+    await eventually(() => counts.failures === 1, 'the 429', 5_000);
     inputs.set(ranges('10.97.0.0/16'));
-    await until(() => cm.patches.length === 1, 5_000, 'the write after Retry-After');
+    await eventually(() => cm.patches.length === 1, 'the write after Retry-After', 5_000);
     const writes = mine('PATCH');
     expect(writes).toHaveLength(2);
     expect(writes[1]! - writes[0]!).toBeGreaterThanOrEqual(990);
@@ -181,20 +182,20 @@ describe('the params sync against the fake API server', () => {
     expect(mine()).toEqual([]);
     expect(sync!.describe()).toMatchObject({ state: expect.stringMatching(/not the audit leader/) });
     leadership.become(true);
-    await until(() => cm.patches.length === 1, 5_000, 'the write as leader');
+    await eventually(() => cm.patches.length === 1, 'the write as leader', 5_000);
     expect(cm.data).toEqual(paramsData(ranges('10.97.0.0/16')));
   });
 
   it('puts a ConfigMap edited by hand back at its next re-check, and reads it again while in step', async () => {
     cm = new FakeConfigMap(NS, NAME);
     start({ inputs: inputsWith(ranges('10.96.0.0/16')), resyncMs: 150 });
-    await until(() => counts.writes === 1, 5_000, 'the first write');
+    await eventually(() => counts.writes === 1, 'the first write', 5_000);
     const gets = cm.gets.length;
-    await until(() => cm.gets.length >= gets + 2, 5_000, 'two re-checks while in step');
+    await eventually(() => cm.gets.length >= gets + 2, 'two re-checks while in step', 5_000);
     expect(cm.patches).toHaveLength(1);
     // Edited by hand (or an old copy applied again): nothing else tells the sync.
     cm.data = { serviceCIDRs: '10.0.0.0/8', terminatingCIDRs: '' };
-    await until(() => counts.writes === 2, 5_000, 'the write after the hand edit');
+    await eventually(() => counts.writes === 2, 'the write after the hand edit', 5_000);
     expect(cm.data).toEqual(paramsData(ranges('10.96.0.0/16')));
     expect(sync!.describe()).toEqual({
       configMap: `${NS}/${NAME}`,

@@ -14,9 +14,10 @@ import { paramsData } from '../../src/policy/index.js';
 import { startPolicyParams } from '../../src/server/policy-params.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger, serveConfig } from '../kit/helpers.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { ranges } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { ranges } from '../kit/gateways.js';
 import { FakeConfigMap, until } from './fake-configmap.js';
+import { eventually } from '../kit/eventually.js';
 
 const RANGES = ranges('10.96.0.0/16');
 const METRICS = [
@@ -73,11 +74,11 @@ describe('serve --policy-params', () => {
     ]);
     const sync = await startPolicyParams(p);
     stop = sync?.stop;
-    await until(() => cm.data !== undefined, 5_000, 'the write');
+    await eventually(() => cm.data !== undefined, 'the write', 5_000);
     expect(cm.data).toEqual(paramsData(RANGES));
     const paths = new Set(fake.requests.map((r) => r.path));
     expect(paths).toEqual(new Set([cm.path]));
-    await until(() => sync?.describe()['state'] === 'in step', 5_000, 'in step');
+    await eventually(() => sync?.describe()['state'] === 'in step', 'in step', 5_000);
     expect(sync?.describe()).toEqual({
       configMap: 'grw-params-ns/grw-params',
       state: 'in step',
@@ -93,7 +94,7 @@ describe('serve --policy-params', () => {
     fake.addRoute(cm.route);
     const { parts: p } = parts(['--policy-params', 'grw/grw-params', '--kubeconfig', fake.kubeconfigPath]);
     const sync = await startPolicyParams(p);
-    await until(() => cm.data !== undefined, 5_000, 'the write');
+    await eventually(() => cm.data !== undefined, 'the write', 5_000);
     sync!.stop();
     const requests = fake.requests.length;
     // The ranges here never change: this shows no stray request, not a stopped re-check.

@@ -10,14 +10,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { httpGet, httpsPost } from '../kit/http.js';
 import {
-  httpGet,
-  httpsPost,
   startDevServe,
   startServeWithCerts,
   type DevServer,
   type ServingWithCerts,
-} from '../support/server-process.js';
+} from '../kit/server-process.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 /** The request the quick start (docs/dev/quick-start.md) sends: a Cluster address outside 10.96.0.0/12. */

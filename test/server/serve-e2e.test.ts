@@ -4,16 +4,12 @@
  * ServiceCIDR is added — no restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  eventually as eventuallyAsync,
-  httpGet,
-  httpsPost,
-  startServeAgainstApi,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import { startServeAgainstApi, type ServingAgainstApi } from '../kit/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
 import { FakeApiServer, ipAddress, serviceCidr } from '../kit/fake-apiserver.js';
 import { eventually } from '../kit/helpers.js';
+import { eventually as eventuallyAsync } from '../kit/eventually.js';
+import { httpGet, httpsPost } from '../kit/http.js';
 
 function review(uid: string, value: string, routability = 'Cluster'): string {
   return JSON.stringify(
@@ -57,7 +53,12 @@ describe('serve with no --service-cidr, against the fake Kubernetes API', () => 
       10_000,
     );
     // Ready once the Gateway CRD (none here: not installed) has been read too (--gep-revision auto).
-    await eventuallyAsync(async () => (await httpGet(s.healthPort, '/readyz')).status === 200, 10_000, 20);
+    await eventuallyAsync(
+      async () => (await httpGet(s.healthPort, '/readyz')).status === 200,
+      'ready',
+      10_000,
+      20,
+    );
 
     let n = 0;
     const ask = async (value: string): Promise<Answer> => {
@@ -125,6 +126,7 @@ describe('serve with no --service-cidr, against the fake Kubernetes API', () => 
         last = await httpGet(s.healthPort, '/readyz?verbose');
         return last.body.includes('serves no ServiceCIDR API');
       },
+      'the verbose readiness',
       10_000,
       20,
     );

@@ -6,17 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
-import {
-  eventually,
-  httpGet,
-  httpsPost,
-  startServeAgainstApi,
-  type RunningServer,
-  type ServingAgainstApi,
-} from '../support/server-process.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import { startServeAgainstApi, type RunningServer, type ServingAgainstApi } from '../kit/server-process.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { storedGatewayCrd } from '../kit/gateway-crd.js';
+import { eventually } from '../kit/eventually.js';
+import { httpGet, httpsPost } from '../kit/http.js';
 
 let fake: FakeApiServer | undefined;
 let served: ServingAgainstApi | undefined;
@@ -62,7 +57,7 @@ describe('serve --gep-revision auto, against the fake Kubernetes API', () => {
     fake.put('servicecidrs', serviceCidr('kubernetes', ['10.96.0.0/16']));
     fake.crds.set(GATEWAY_CRD_NAME, storedGatewayCrd('provisional'));
     const { server: s, ca } = await startAgainstFake();
-    await eventually(async () => (await verbose(s)).status === 200, 10_000, 20);
+    await eventually(async () => (await verbose(s)).status === 200, 'ready', 10_000, 20);
     expect((await verbose(s)).body.detail.gepRevision).toMatchObject({
       revision: 'provisional',
       crdState: 'provisional',
@@ -82,15 +77,21 @@ describe('serve --gep-revision auto, against the fake Kubernetes API', () => {
         statuses.push(res.status);
       }
     })();
-    await eventually(async () => statuses.length >= 5, 10_000, 5);
+    await eventually(async () => statuses.length >= 5, 'five answers', 10_000, 5);
     fake.crds.set(GATEWAY_CRD_NAME, storedGatewayCrd('experimental', { generation: 2 }));
     await eventually(
       async () => s.logs.some((l) => l['msg'] === 'review' && l['gepRevision'] === 'experimental'),
+      'a review under the experimental revision',
       10_000,
       5,
     );
     const afterSwitch = statuses.length;
-    await eventually(async () => statuses.length >= afterSwitch + 5, 10_000, 5);
+    await eventually(
+      async () => statuses.length >= afterSwitch + 5,
+      'five answers after the switch',
+      10_000,
+      5,
+    );
     stop = true;
     await load;
 
@@ -125,6 +126,7 @@ describe('serve --gep-revision auto, against the fake Kubernetes API', () => {
     const { server: s } = await startAgainstFake();
     await eventually(
       async () => (await verbose(s)).body.detail.gepRevision['crdState'] === 'field-missing',
+      'the CRD state field-missing',
       10_000,
       20,
     );
@@ -143,6 +145,7 @@ describe('serve --gep-revision auto, against the fake Kubernetes API', () => {
     const { server: s, ca } = await startAgainstFake();
     await eventually(
       async () => (await verbose(s)).body.failing.some((f) => f.includes('HTTP 403')),
+      'the 403 in the readiness detail',
       10_000,
       20,
     );

@@ -4,8 +4,8 @@
  * stated behaviour when the API server does not answer.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { post, testApp } from '../../support/app.js';
-import { defaultGateway, gatewayReview } from '../../support/reviews.js';
+import { post, testApp } from '../../kit/app.js';
+import { defaultGateway, gatewayReview } from '../../kit/reviews.js';
 import { FakeApiServer, ipAddress, serviceCidr } from '../../kit/fake-apiserver.js';
 import { decideWithAllocations, eventually, startSources, type Harness } from '../../kit/helpers.js';
 

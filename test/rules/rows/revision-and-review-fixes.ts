@@ -1,6 +1,6 @@
 /** The review-fix table (issue 10 rows): test/rules/revision-and-review-fixes.test.ts runs it on the engine, test/policy on the generated policy. */
 import { validateGateway, type RuleContext } from '../../../src/rules/index.js';
-import { baseGateway, context, create, statusUpdate, type Address } from '../../support/gateways.js';
+import { baseGateway, context, create, statusUpdate, type Address } from '../../kit/gateways.js';
 
 export const A0 = 'spec.addresses[0]';
 export const S0 = 'status.addresses[0]';

@@ -1,6 +1,6 @@
 /** The spec-rule table (one address on the base Gateway per row): test/rules/spec-rules.test.ts runs it on the engine, test/policy on the generated policy. */
 import type { RuleContext } from '../../../src/rules/types.js';
-import { ranges, type Address } from '../../support/gateways.js';
+import { ranges, type Address } from '../../kit/gateways.js';
 
 export const long = (n: number) => `example.com/${'a'.repeat(n - 'example.com/'.length)}`;
 

@@ -1,6 +1,6 @@
 /** The status-rule table: test/rules/status-rules.test.ts runs it on the engine, test/policy on the generated policy. */
 import type { RuleContext } from '../../../src/rules/types.js';
-import { ranges, type Address } from '../../support/gateways.js';
+import { ranges, type Address } from '../../kit/gateways.js';
 
 export interface Row {
   name: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { envName } from '../src/config/flags.js';
-import { parseServeConfig } from '../src/config/serve.js';
+import { envName } from '../../src/config/flags.js';
+import { parseServeConfig } from '../../src/config/serve.js';
 
 const certs = ['--tls-cert-file', 'c', '--tls-private-key-file', 'k'];
 

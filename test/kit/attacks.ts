@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Agent } from 'node:https';
-import { keepAliveAgent, post, reviewProblem, type Reply } from './client.js';
-import { createSmallReview, uidFor, type JsonObject } from '../payloads.js';
+import { keepAliveAgent, post, reviewProblem, type Reply } from './webhook-client.js';
+import { createSmallReview, uidFor, type JsonObject } from './payloads.js';
+import { sleep } from './eventually.js';
 
 /**
  * The V8 heap a 256 MiB pod gives Node: Node sizes V8 from the cgroup's memory
@@ -47,8 +48,6 @@ export interface AttackReport {
   readonly statuses: Record<string, number>;
   readonly notes: string[];
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Samples VmRSS and RssAnon of `pid` every `everyMs` until stopped (MiB). */
 function sampleRss(pid: number, everyMs: number) {

@@ -5,7 +5,7 @@
  * is reproducible on its own: its generator is seeded with (s, i).
  */
 import type { Agent } from 'node:https';
-import { post, reviewProblem } from './client.js';
+import { post, reviewProblem } from './webhook-client.js';
 import {
   PAYLOAD_BUILDERS,
   PAYLOAD_PATHS,
@@ -13,7 +13,7 @@ import {
   type Json,
   type JsonObject,
   type PayloadName,
-} from '../payloads.js';
+} from './payloads.js';
 
 /** mulberry32: small, fast, good enough to pick mutations. */
 export function prng(seed: number): () => number {
