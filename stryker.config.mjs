@@ -64,8 +64,7 @@ const OWN_TESTS = {
   // test/kube holds the watch and Lease tests too; the tests of src/inputs also go through the client,
   // but would run against each of its mutants (that folder's tests take minutes per mutant).
   'src/kube': testsIn('test/kube'),
-  // params-sync.test.ts tests src/server (and starts the built server): test/server has its in-process tests.
-  'src/policy': testsIn('test/policy', ['params-sync.test.ts']),
+  'src/policy': testsIn('test/policy'),
   // The rule inputs are built by the app and serve's audit: their tests reach it there.
   'src/inputs': [
     ...testsIn('test/inputs'),
@@ -73,7 +72,8 @@ const OWN_TESTS = {
     'test/http/app-transport.test.ts',
     'test/audit/server-audit.test.ts',
   ],
-  'src/server': testsIn('test/server'),
+  // params-sync-serve.test.ts starts the built server: no mutant reaches it.
+  'src/server': testsIn('test/server', ['params-sync-serve.test.ts']),
 };
 const ownTests = folders.length === 1 ? OWN_TESTS[folders[0]] : undefined;
 // One incremental file per folder run (a run only keeps the results of the

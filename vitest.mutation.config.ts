@@ -37,7 +37,7 @@ export default defineConfig({
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',
       'test/audit/gateway-pages.test.ts',
-      'test/audit/interval.test.ts',
+      'test/config/audit-interval.test.ts',
       'test/audit/judge-allocations.test.ts',
       'test/audit/loop-reports.test.ts',
       'test/audit/loop.test.ts',

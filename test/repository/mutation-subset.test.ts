@@ -21,17 +21,20 @@ const FOLDERS = [
   'test/policy',
   'test/inputs',
   'test/server',
+  // Audit flags tested here (the interval) are in the subset; serve's other flags are not.
+  'test/config',
 ].filter((dir) => existsSync(path.join(ROOT, dir)));
 
 /** In process, but left out on purpose. */
 const LEFT_OUT: Record<string, string> = {
-  'test/policy/params-sync.test.ts':
+  'test/server/params-sync-serve.test.ts':
     'starts the built server; its in-process tests of the params sync are in test/server',
-  'test/audit/lease-flags.test.ts': "serve's audit lease flags: src/config is not mutated",
+  'test/config/lease-flags.test.ts': "serve's audit lease flags: src/config is not mutated",
+  'test/config/serve.test.ts': "serve's flags and their environment names: src/config is not mutated",
 };
 
 /** What starts the built CLI in a child process. */
-const CHILD_PROCESS = /from '\.\.\/(support\/server-process|crd\/run-cli)\.js'/;
+const CHILD_PROCESS = /from '\.\.\/(kit\/server-process|crd\/run-cli)\.js'/;
 
 const include = mutationConfig.test?.include ?? [];
 

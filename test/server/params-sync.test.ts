@@ -5,7 +5,7 @@
  * (never before Retry-After), counts each failure, writes nothing while another
  * replica holds the audit Lease, and puts back a ConfigMap edited by hand at
  * its next re-check; against a scripted client on vitest's clock, when each
- * re-check comes. test/policy/params-sync.test.ts runs the built serve.
+ * re-check comes. test/server/params-sync-serve.test.ts runs the built serve.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { kubeClient, type KubeClient, type KubeRequest } from '../../src/kube/client.js';

@@ -10,7 +10,7 @@ import { paramsData } from '../../src/policy/index.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { ranges } from '../kit/gateways.js';
 import { startServeAgainstApi } from '../kit/server-process.js';
-import { FakeConfigMap, until } from '../server/fake-configmap.js';
+import { FakeConfigMap } from './fake-configmap.js';
 import { eventually } from '../kit/eventually.js';
 
 const NS = 'grw';
