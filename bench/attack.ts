@@ -1,7 +1,7 @@
 /**
  * The hostile-client attacks at the issue's full sizes, each against a fresh
  * server with the heap a 256 MiB pod gives Node (POD_NODE_ARGS), beside an ordinary client. Not run in CI:
- * `npm run attack` (a few minutes). 127.0.0.1 only.
+ * `npm run bench -- attack` (a few minutes). 127.0.0.1 only.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The fake Kubernetes API for `npm run bench:audit`, in its own process so
+ * The fake Kubernetes API for `npm run bench -- audit`, in its own process so
  * that serving pages of Gateways never costs the load generator's event loop
  * anything (the latencies measured are the webhook's alone).
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:audit`: the audit against the fake Kubernetes API serving N
+ * `npm run bench -- audit`: the audit against the fake Kubernetes API serving N
  * realistic Gateways (1,000 and 10,000 by default; managedFields included,
  * one in ten in violation). The fake runs in its own process
  * (bench/audit-apiserver.ts), so its work never lands on the load
@@ -20,7 +20,7 @@
  * (default 2: off/on pairs; the p99 ratio of each pair and their median are
  * printed, the machine being shared), AUDIT_HEAP=pod (run `audit` and `serve`
  * with the V8 heap Node gives itself in the chart's 256 MiB pod, as
- * bench/lib/attacks.ts does; default: this machine's own).
+ * test/kit/attacks.ts does; default: this machine's own).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:count:https`: instructions per review of each server as the
+ * `npm run bench -- count-https`: instructions per review of each server as the
  * benchmark runs it, over HTTPS (TLS, HTTP parsing and socket I/O included):
  * the webhook (`serve`, other builds with --variant), bare Fastify with the
  * project's transport options and body reader, Fastify with its defaults and

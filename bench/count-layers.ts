@@ -1,7 +1,7 @@
 /**
- * `npm run bench:count:layers`: instructions per review of each of the
+ * `npm run bench -- count-layers`: instructions per review of each of the
  * webhook's own layers, one at a time, counted by valgrind's callgrind as
- * bench:count counts whole reviews. In one process (`node --single-threaded`)
+ * `npm run bench -- count` counts whole reviews. In one process (`node --single-threaded`)
  * each layer of a build's dist/ runs --calls times on each payload, after a
  * warm-up of --warmup calls of every layer on every payload (so that the
  * layer's code is optimised before it is counted), between marks at which
@@ -20,7 +20,7 @@
  *
  * What is not here (Fastify's routing, hooks and reply, the body reader's
  * events, the in-flight gauge) is the whole review through `inject()` minus
- * these layers: bench:count gives the whole.
+ * these layers: `npm run bench -- count` gives the whole.
  *
  * Flags: --root DIR (a build: DIR holds dist/ and node_modules/; default this
  * repository), --payloads a,b, --calls N (300), --warmup N (2,000),

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:count`: instructions per review, counted by valgrind's
+ * `npm run bench -- count`: instructions per review, counted by valgrind's
  * callgrind (every instruction the process executes, all threads), which does
  * not depend on what else the machine is doing: two builds can be compared on a
  * loaded machine where CPU time cannot.

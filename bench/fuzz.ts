@@ -1,8 +1,8 @@
 /**
- * `npm run fuzz`: 100,000 mutated reviews over HTTPS against the built server.
+ * `npm run bench -- fuzz`: 100,000 mutated reviews over HTTPS against the built server.
  * Flags: --count N (100000), --seed S (random unless given), --concurrency N (16).
  * Prints the seed first; every failure with (seed, index) to replay it:
- * `fuzzCase(seed, index)` in bench/lib/fuzz.ts rebuilds the exact body.
+ * `fuzzCase(seed, index)` in test/kit/fuzz.ts rebuilds the exact body.
  * Writes bench/results/fuzz-latest.json.
  */
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:inject`: what the webhook adds to a review over bare
+ * `npm run bench -- inject`: what the webhook adds to a review over bare
  * Fastify (the project's transport options and body reader) and over Fastify
  * with its defaults, without TLS, sockets or a load generator: each app answers the
  * payloads through Fastify's `inject()` in this process, in short batches

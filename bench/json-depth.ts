@@ -1,7 +1,7 @@
 /**
  * The nesting pre-scan against JSON.parse on the same bodies: the scan must
  * cost little next to the parse it guards. Prints one ratio per body shape.
- * `npm run bench:depth`.
+ * `npm run bench -- depth`.
  */
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../src/http/json-depth.js';
 import { createSmallReview, uidFor } from '../test/kit/payloads.js';

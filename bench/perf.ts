@@ -1,5 +1,5 @@
 /**
- * `npm run bench:perf`: where a review's microseconds go, by CPU time. For
+ * `npm run bench -- perf`: where a review's microseconds go, by CPU time. For
  * each payload, each server (the webhook, bare Fastify, Fastify with its
  * defaults, raw node) is started under `node --perf-basic-prof
  * --interpreted-frames-native-stack`, pinned to one CPU (the load generator on

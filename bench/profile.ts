@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile`: where a review's microseconds go. For each payload
+ * `npm run bench -- profile`: where a review's microseconds go. For each payload
  * each server (the webhook, and for comparison bare Fastify and raw node) is
  * started under `node --cpu-prof`, warmed up for 1 s, loaded with autocannon
  * (32 HTTPS keep-alive connections) for --duration seconds, and stopped; the

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` (not in CI): the built `serve` against a fake API
+ * `npm run bench -- scale` (not in CI): the built `serve` against a fake API
  * server holding N realistic IPAddress objects, for each N. Reports, per N:
  * time to /readyz 200, time until a held address is denied (the allocation
  * check in force), peak RSS (VmHWM) and steady RSS, the longest /healthz

@@ -1,5 +1,5 @@
 /**
- * `npm run soak`: 60 s at about half the measured maximum throughput, the
+ * `npm run bench -- soak`: 60 s at about half the measured maximum throughput, the
  * three payloads mixed, in six 10 s windows. Zero errors; RSS growth after the
  * first (warm-up) window under 20 MiB; p99 per window reported (stable = the
  * last windows within 2× the second's). Writes bench/results/soak-latest.json.

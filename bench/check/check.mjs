@@ -1,5 +1,5 @@
 /**
- * `npm run bench:check`: how fast `routability-webhook check` reads manifests,
+ * `npm run bench -- check`: how fast `routability-webhook check` reads manifests,
  * next to the `yaml` package alone parsing the very same input in the same run.
  *
  * - 10,000 Gateway documents (a mix of valid and invalid addresses) as one

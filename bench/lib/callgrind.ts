@@ -1,5 +1,5 @@
 /**
- * What bench:count, bench:count:https and bench:count:layers share: node
+ * What `npm run bench -- count`, `npm run bench -- count-https` and `npm run bench -- count-layers` share: node
  * under valgrind's callgrind, one dump of the counters each time the driver
  * calls `os.getPriority()` (its marks), and the instruction total of a dump.
  */

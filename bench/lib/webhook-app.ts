@@ -3,7 +3,7 @@
  * repository's own, or another build's for a before/after comparison), as
  * `serve` builds it: the flags' service ranges, a prom-client registry of its
  * own and pino writing synchronously to /dev/null. For benchmarks that answer
- * through `inject()` (bench:inject, bench:count).
+ * through `inject()` (`npm run bench -- inject`, `npm run bench -- count`).
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,6 +1,6 @@
 /**
  * docs/dev/benchmarks.md agrees with itself and with its chart: the chart is the results table drawn
- * by bench/lib/chart.ts, the figures quoted in the prose are the table's, and no legend label runs
+ * by test/kit/bench-chart.ts, the figures quoted in the prose are the table's, and no legend label runs
  * off the picture.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
 /**
  * What the docs say about commands is what the commands do: every `routability-webhook <command>
  * --flag` written anywhere in the docs names a flag that command has; `check` examples give the
- * ranges it requires; every `npm run X` is a script of package.json; docs/commands.md's statements about
+ * ranges it requires; every `npm run X` is a script of package.json and every `npm run bench -- NAME`
+ * a benchmark of bench/benches.json; docs/commands.md's statements about
  * environment variables, `review` and the Node.js version hold.
  */
 import { readFileSync } from 'node:fs';
@@ -115,6 +116,24 @@ describe('command lines in the docs', () => {
       for (const m of text.matchAll(/npm run ([a-z][\w:-]*)/g))
         if (!(m[1]! in pkg.scripts)) missing.push(`${doc}: npm run ${m[1]}`);
     }
+    expect(missing).toEqual([]);
+  });
+
+  it('name only benchmarks bench/benches.json lists (`npm run bench -- NAME`)', () => {
+    const benches = JSON.parse(readFileSync(join(REPO, 'bench', 'benches.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const named: string[] = [];
+    const missing: string[] = [];
+    for (const doc of docFiles()) {
+      const text = readFileSync(join(REPO, doc), 'utf8');
+      for (const m of text.matchAll(/npm run bench -- ([a-z][\w-]*)/g)) {
+        named.push(m[1]!);
+        if (!Object.hasOwn(benches, m[1]!)) missing.push(`${doc}: npm run bench -- ${m[1]}`);
+      }
+    }
+    expect(named.length).toBeGreaterThan(5);
     expect(missing).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Hostile clients against a served webhook (127.0.0.1 only), each run beside an
  * ordinary client whose reviews must keep being answered, with the server's
  * RSS sampled from /proc. Used by test/reliability/hostile.test.ts (small
- * scale, in CI) and bench/attack.ts (`npm run attack`, larger scale).
+ * scale, in CI) and bench/attack.ts (`npm run bench -- attack`, larger scale).
  */
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';

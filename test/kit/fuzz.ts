@@ -1,6 +1,6 @@
 /**
  * HTTP-level fuzzing: valid reviews mutated by a seeded generator, sent over
- * HTTPS, every answer checked. Used by `npm run fuzz` (100,000 requests) and by
+ * HTTPS, every answer checked. Used by `npm run bench -- fuzz` (100,000 requests) and by
  * test/reliability/fuzz.test.ts (a few thousand, in CI). Case `i` of seed `s`
  * is reproducible on its own: its generator is seeded with (s, i).
  */

@@ -1,7 +1,7 @@
 /**
  * HTTP-level fuzzing in CI: a few thousand mutated reviews over HTTPS. No 5xx,
  * no crash, every 200 a well-formed review with the request's uid. The full
- * 100,000-request run is `npm run fuzz` (bench/fuzz.ts).
+ * 100,000-request run is `npm run bench -- fuzz` (bench/fuzz.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzCase, judge, runFuzz } from '../kit/fuzz.js';

@@ -9,7 +9,7 @@
  * replica must stay at three quarters of it (192 MiB) under any one attack.
  * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_NODE_ARGS).
  *
- * Scales here are chosen to run in about a minute on 2 cores; `npm run attack`
+ * Scales here are chosen to run in about a minute on 2 cores; `npm run bench -- attack`
  * runs the issue's full sizes (bench/attack.ts) and docs/dev/reliability.md has both.
  */
 import { execFile } from 'node:child_process';
