@@ -33,6 +33,7 @@ import { CLI, makeCerts, spawnWebhook, type Child } from '../test/kit/server-pro
 import { memoryOf } from '../test/kit/process-stats.js';
 import { tempDir, type CertPaths } from '../test/kit/key-files.js';
 import { POD_NODE_ARGS } from '../test/kit/attacks.js';
+import { sleep } from '../test/kit/eventually.js';
 
 const SIZES = (process.env['AUDIT_SIZES'] ?? '1000,10000').split(',').map(Number);
 const REVIEWS = Number(process.env['AUDIT_REVIEWS'] ?? '2000');
@@ -171,7 +172,7 @@ async function round(mode: 'off' | 'on', fake: FakeProcess, certs: CertPaths, di
     for (let i = 0; i < 600; i++) {
       const ready = await fetch(`http://127.0.0.1:${server.healthPort}/readyz`).catch(() => undefined);
       if (ready?.status === 200) break;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     const ca = readFileSync(certs.ca, 'utf8');
     if (mode === 'off') {

@@ -27,6 +27,7 @@ import { bucketPerfScript, PERF_BUCKETS, type PerfFigures } from './lib/perf-buc
 import { makeCerts, spawnBaseline, spawnWebhook } from '../test/kit/server-process.js';
 import { tempDir } from '../test/kit/key-files.js';
 import { benchPayloads, type BenchPayload } from '../test/kit/payloads.js';
+import { sleep } from '../test/kit/eventually.js';
 
 const run = promisify(execFile);
 const { values: flags } = parseArgs({
@@ -115,7 +116,7 @@ async function profileOne(
       { stdio: 'ignore' },
     );
     const stopped = new Promise((done) => perf.once('exit', done));
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const result = await loadFor(child, p, ctx.ca, {
       seconds: Number(flags.duration),
       connections: Number(flags.connections),

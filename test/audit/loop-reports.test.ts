@@ -10,7 +10,7 @@ import type { GatewayPage } from '../../src/audit/gateway-pages.js';
 import { context as baseContext, ranges } from '../kit/gateways.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { gateway } from '../kit/fake-apiserver.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 let loop: AuditLoop | undefined;
 afterEach(async () => {
@@ -49,7 +49,7 @@ describe('startAuditLoop afterPass', () => {
       logger,
     });
     // Not leading: passes happen (the start pass) but nothing is written.
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(written).toEqual([]);
     leading = true;
     inputs.emit();

@@ -9,7 +9,7 @@ import type { RuleContext } from '../../src/rules/index.js';
 import { context as baseContext, ranges } from '../kit/gateways.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { gateway } from '../kit/fake-apiserver.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 /** The suite's base context over the given service ranges, status findings as warnings. */
 function context(cidrs: readonly string[]): RuleContext {
@@ -181,17 +181,17 @@ describe('startAuditLoop', () => {
       // Triggers while it runs, spaced wider than the debounce.
       for (const reason of ['one', 'two', 'three']) {
         loop.trigger(reason);
-        await new Promise((r) => setTimeout(r, 30));
+        await sleep(30);
       }
       expect([passes, most]).toEqual([1, 1]);
       release();
       await eventually(() => passes === 2, 'the queued pass');
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       expect([passes, most]).toEqual([2, 1]);
       release();
       await eventually(() => loop!.lastResult() !== undefined && inFlight === 0, 'the queued pass to end');
       // Nothing more was queued: the three triggers made one pass, not three.
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       expect([passes, most]).toEqual([2, 1]);
     } finally {
       // Passes still held (only when the test failed) must end for stop() to return.
@@ -394,7 +394,7 @@ describe('startAuditLoop: what a pass reports, leadership, stop', () => {
     const after = passes;
     loop.trigger('too late');
     inputs.emit();
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(passes).toBe(after);
   });
 });

@@ -17,6 +17,7 @@ import { FakeApiServer, gateway } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { reportValidator, type ReportCrd } from './report-crds.js';
+import { eventually } from '../kit/eventually.js';
 
 const outside = { type: 'IPAddress', value: '192.168.7.7', routability: 'Cluster' };
 const inside = { type: 'IPAddress', value: '10.96.0.20', routability: 'Cluster' };
@@ -214,10 +215,7 @@ describe('report writer failures', () => {
     return { fake, store, refuse, lines, writer };
   }
 
-  const until = async (probe: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 200 && !probe(); i++) await new Promise((r) => setTimeout(r, 50));
-    if (!probe()) throw new Error(`not within 10 s: ${what}`);
-  };
+  const until = (probe: () => boolean, what: string) => eventually(probe, what, 10_000, 50);
 
   it('a round with a failed write deletes nothing; it is retried by itself and then deletes', async () => {
     const { store, refuse, writer } = await failing();

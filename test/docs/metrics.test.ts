@@ -12,6 +12,7 @@ import { startServeAgainstApi, type ServingAgainstApi } from '../kit/server-proc
 import { defaultGateway, gatewayReview } from '../kit/reviews.js';
 import { httpGet, httpsPost } from '../kit/http.js';
 import { REPO } from './markdown.js';
+import { sleep } from '../kit/eventually.js';
 
 const DOC = 'docs/metrics.md';
 
@@ -107,7 +108,7 @@ describe(`${DOC} matches what /metrics serves`, () => {
     serving = await startServeAgainstApi(fake.kubeconfigPath, { prefix: 'metrics-doc-' });
     const { server, ca } = serving;
     for (let i = 0; i < 200 && (await httpGet(server.healthPort, '/readyz')).status !== 200; i++)
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     const denied = await httpsPost(
       server.port,
       '/validate',
@@ -126,8 +127,7 @@ describe(`${DOC} matches what /metrics serves`, () => {
       { ca },
     );
     expect(mutated.status).toBe(200);
-    for (let i = 0; i < 300 && !server.logs.some((l) => l['msg'] === 'audit pass done'); i++)
-      await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 300 && !server.logs.some((l) => l['msg'] === 'audit pass done'); i++) await sleep(50);
     const scraped = await httpGet(server.healthPort, '/metrics');
     expect(scraped.status).toBe(200);
     served = parseExposition(scraped.body);

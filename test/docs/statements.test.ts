@@ -15,7 +15,7 @@ import { runCli, startDevServe as startDev, startServe, type RunningServer } fro
 import { httpGet, httpsPost } from '../kit/http.js';
 import { writeCerts, type CertFiles } from '../kit/key-files.js';
 import { REPO } from './markdown.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
 const FIXTURE = join(REPO, 'test', 'fixtures', 'reviews', 'create-cluster-outside-range.json');
@@ -213,7 +213,7 @@ describe('log levels (operations.md, reliability.md, install-reference.md)', () 
       ),
     );
     expect(answers.map((a) => a.status)).toEqual([503, 503, 503]);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const perRequest = server.logs.slice(before).filter((l) => /request|review/.test(String(l['msg'])));
     expect(perRequest).toEqual([]);
     expect(read('docs/operations.md')).toContain(
@@ -269,7 +269,7 @@ describe('operations.md: what missing RBAC does', () => {
     fake = await FakeApiServer.start();
     fake.failLists('servicecidrs', 1_000_000, 403);
     const t = await serveAgainst(fake);
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect((await httpGet(t.healthPort, '/readyz')).status).toBe(503);
 
     const row = read('docs/operations.md')

@@ -17,6 +17,7 @@ import { createServerMetrics } from '../../src/http/metrics.js';
 import { ruleInputs, type RuleInputs } from '../../src/inputs/rule-inputs.js';
 import { FIXTURE_SETTINGS } from '../kit/app.js';
 import { DUAL_STACK } from '../kit/gateways.js';
+import { sleep } from '../kit/eventually.js';
 
 const allowedReview = readFileSync(
   join(import.meta.dirname, '..', 'fixtures', 'reviews', 'create-allowed.json'),
@@ -170,7 +171,7 @@ describe('admission routes', () => {
     // Held 30 ms against a budget of 0 s.
     const slow = a.post('/validate?timeout=0s');
     while (p.ends.length === 1) await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     p.ends[1]!();
     expect((await slow).statusCode).toBe(200);
     const logged = a.lines.filter((l) => l[2] === 'review').map((l) => l[1]);

@@ -23,6 +23,7 @@ import { TLS_POLICY } from '../../src/http/tls.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { FIXTURE_SETTINGS } from '../kit/app.js';
 import { DUAL_STACK } from '../kit/gateways.js';
+import { sleep } from '../kit/eventually.js';
 
 function app(
   over: { bodyBudget?: BodyBudget; closing?: () => boolean; config?: { maxBodyBytes: number } } = {},
@@ -160,7 +161,7 @@ describe('the body reader in the app', () => {
       // A body cut off is answered without waiting for its end (a test that times out
       // if not); one read to its end is not answered for the 500 ms the test waits.
       if (first === 'answered') await answer;
-      else await new Promise((r) => setTimeout(r, 500));
+      else await sleep(500);
       events.push('ended');
       request.end();
       const res = await answer;

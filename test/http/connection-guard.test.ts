@@ -18,7 +18,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
 import { connectionCap, DRAIN_IDLE_MS, guardConnections, openFileLimit } from '../../src/http/connections.js';
 import { createLimitMetrics } from '../../src/http/limit-metrics.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 let certs: GeneratedCertificates;
 beforeAll(async () => {
@@ -224,7 +224,7 @@ describe('deadline for the first bytes', () => {
   it('does not apply once the first bytes arrived: the connection outlives the deadline and is served', async () => {
     const s = await guarded({ deadlineMs: 100 });
     const client = await s.secure();
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(client.closed).toBe(false);
     await get(client);
     expect([await s.refused(), s.warnings]).toEqual([{}, []]);
@@ -235,7 +235,7 @@ describe('deadline for the first bytes', () => {
     const a = await s.raw();
     a.socket.destroy();
     await until(() => s.guard.open() === 0, 'the connection to be counted gone');
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
     expect([await s.refused(), s.warnings]).toEqual([{}, []]);
   });
 });
@@ -395,12 +395,12 @@ describe('drain at shutdown', () => {
     await until(() => silent.closed && idle.closed, 'the idle connections to be closed');
     // The TLS connection got a close_notify and a FIN (an end), the silent one nothing to read.
     expect([idle.ended, silent.text]).toEqual([true, '']);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
     expect([handshaking.closed, busy.closed, recent.closed]).toEqual([false, false, false]);
     // Once the busy one's answer is out and it has been idle long enough, it goes too.
     s.held[0]!.end('ok');
     await until(() => busy.text.endsWith('\r\n\r\nok'), 'the held answer');
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
     expect(busy.closed).toBe(false);
     s.clock.t += DRAIN_IDLE_MS;
     await until(() => busy.closed && recent.closed, 'the rest to be closed');
@@ -417,7 +417,7 @@ describe('drain at shutdown', () => {
     s.server.close();
     await once(s.server, 'close');
     const reads = s.clock.reads;
-    await new Promise((r) => setTimeout(r, 350));
+    await sleep(350);
     expect(s.clock.reads).toBe(reads);
   });
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/certs/generate.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 import { httpGet, httpsPost } from '../kit/http.js';
 import { startServe, type RunningServer } from '../kit/server-process.js';
 import { handshake, legacyClient } from '../kit/tls-probe.js';
@@ -221,7 +221,7 @@ describe('SIGTERM', () => {
     });
     await new Promise<void>((resolve) => client.write(body.subarray(0, 100), () => resolve()));
     // Let the server parse the headers: from then on the request is in flight.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     running.proc.kill('SIGTERM');
 
     // Bound: the 1 s deadline plus generous room for a loaded machine, well below

@@ -16,6 +16,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificates, type GeneratedCertificates } from '../../src/certs/generate.js';
 import { createCaps } from '../../src/http/caps.js';
 import { DRAIN_IDLE_MS } from '../../src/http/connections.js';
+import { sleep } from '../kit/eventually.js';
 
 let certs: GeneratedCertificates;
 beforeAll(async () => {
@@ -118,7 +119,7 @@ describe('drain at shutdown', () => {
       const closed = once(server, 'close');
       server.close();
       // The client's next request comes well within the drain's idle time.
-      await new Promise((r) => setTimeout(r, DRAIN_IDLE_MS / 4));
+      await sleep(DRAIN_IDLE_MS / 4);
       const next = await get(port, agent, '/next');
       expect(next).toEqual({ status: 200, body: 'answer /next', connection: 'close' });
       await closed;

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
+import { sleep } from './eventually.js';
 
 export interface Reply {
   readonly status: number;
@@ -135,8 +136,7 @@ export function rawExchange(
     const send = async (): Promise<void> => {
       for (const piece of pieces) {
         if (settled || socket.destroyed) return;
-        if (typeof piece === 'object' && 'pauseMs' in piece)
-          await new Promise((r) => setTimeout(r, piece.pauseMs));
+        if (typeof piece === 'object' && 'pauseMs' in piece) await sleep(piece.pauseMs);
         else
           await new Promise<void>((r) => {
             if (socket.destroyed) return r();

@@ -11,6 +11,7 @@ import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kubeClient, type KubeClient } from '../../src/kube/client.js';
 import { BadAnswerError, KubeApiError } from '../../src/kube/errors.js';
+import { sleep } from '../kit/eventually.js';
 
 interface Seen {
   method: string | undefined;
@@ -189,7 +190,7 @@ describe('json()', () => {
           reason: 'too-large',
         },
       );
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       expect(uncaught).toEqual([]);
       // The next request goes through.
       handler = answer(200, '{}');

@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { BadAnswerError } from '../../src/kube/errors.js';
 import { parseWatchLine, readWatchLines, type WatchEvent } from '../../src/kube/watch-lines.js';
+import { sleep } from '../kit/eventually.js';
 
 const event = (name: string, type = 'ADDED') => JSON.stringify({ type, object: { metadata: { name } } });
 
@@ -30,7 +31,7 @@ async function read(
   if (finish === 'end') body.end();
   else if (finish === 'destroy') body.destroy();
   else body.destroy(new Error('socket hang up'));
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   return { events, ends, body, names: events.map((e) => (e.object['metadata'] as { name: string }).name) };
 }
 

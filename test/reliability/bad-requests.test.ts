@@ -10,6 +10,7 @@ import { post, rawExchange, rawPost, reviewProblem } from '../kit/webhook-client
 import { createSmallReview, statusUpdateReview, type Json, type JsonObject } from '../kit/payloads.js';
 import { upload } from '../kit/upload.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
+import { sleep } from '../kit/eventually.js';
 
 const MiB = 1024 * 1024;
 const LIMIT = 7 * MiB;
@@ -470,7 +471,7 @@ describe('bad-request catalogue over HTTPS', () => {
     const head = 'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n';
     const pieces = [...head].flatMap((ch) => [ch, { pauseMs: 1_000 }]);
     const slow = rawExchange(served.server.port, served.ca, pieces, 20_000, false);
-    await new Promise((r) => setTimeout(r, 1_500));
+    await sleep(1_500);
     expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();
     const a = await slow;
     // Cut off by the server, not by the client's 20 s limit, and not before the 10 s

@@ -29,7 +29,7 @@ async function inflightAtLeast(healthPort: number, n: number, timeoutMs: number)
     const m = /^routability_webhook_inflight_requests (\d+)/m.exec(text);
     if (m && Number(m[1]) >= n) return;
     if (performance.now() > deadline) throw new Error(`the server never held ${n} requests in flight`);
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
 }
 import { percentile, runLoad, slowHeaderClient } from './load.js';

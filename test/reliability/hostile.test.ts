@@ -31,7 +31,7 @@ import {
   type AttackTarget,
 } from '../kit/attacks.js';
 import { httpStatus } from '../kit/http.js';
-import { eventually } from '../kit/eventually.js';
+import { eventually, sleep } from '../kit/eventually.js';
 import { goodReviewProblem, serve, type Served } from './helpers.js';
 
 const RSS_BOUND_MIB = 192;
@@ -169,7 +169,7 @@ describe('eviction at the connection cap', () => {
     try {
       for (let i = 0; i < CAP + 10; i++) opened.push(await idleConnection(served.server.port, served.ca));
       await eventually(() => opened.filter((c) => c.closed()).length >= 10, 'ten connections closed', 5_000);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       // Each newcomer past the cap closed the oldest idle one: the first ten, in order; the last twenty open.
       expect(opened.map((c) => (c.closed() ? 'closed' : 'open'))).toEqual([
         ...Array<string>(10).fill('closed'),
@@ -197,7 +197,7 @@ describe('file descriptors', () => {
       s.on('error', () => {});
       sockets.push(s);
     }
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     try {
       expect(await httpStatus(served.server.healthPort!, '/healthz', 3_000)).toBe(200);
       expect(await goodReviewProblem(served.agent, served.server.port)).toBeUndefined();

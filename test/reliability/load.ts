@@ -3,6 +3,7 @@ import { Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { post, reviewProblem } from '../kit/webhook-client.js';
 import { createSmallReview } from '../kit/payloads.js';
+import { sleep } from '../kit/eventually.js';
 
 export interface LoadResult {
   ok: number;
@@ -74,11 +75,11 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult & { tolerat
         if (opts.tolerate?.(err as Error)) tolerated.set(uid, (err as Error).message);
         else result.failures.set(uid, (err as Error).message);
         // Do not spin on a refused port.
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
       } finally {
         if (fresh) agent.destroy();
       }
-      if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
+      if (opts.pauseMs) await sleep(opts.pauseMs);
     }
   };
   await Promise.all([

@@ -14,8 +14,8 @@ import { parseServeConfig } from '../../src/config/serve.js';
 import { startServer, type ServerHandle } from '../../src/server/assemble.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
-import { FakeConfigMap, until } from './fake-configmap.js';
-import { eventually } from '../kit/eventually.js';
+import { FakeConfigMap } from './fake-configmap.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 const LEASE = 'routability/assembled-audit';
 const SAVED = { POD_NAMESPACE: process.env['POD_NAMESPACE'], POD_NAME: process.env['POD_NAME'] };
@@ -114,7 +114,7 @@ describe('startServer', () => {
     await eventually(() => cm.data !== undefined, 'the params written', 10_000);
     let ready = await get('/readyz?verbose');
     for (let i = 0; i < 100 && ready.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       ready = await get('/readyz?verbose');
     }
     const body = JSON.parse(ready.text) as {

@@ -18,8 +18,8 @@ import type { ServiceRanges } from '../../src/rules/index.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
 import { context, ranges } from '../kit/gateways.js';
-import { FakeConfigMap, until } from './fake-configmap.js';
-import { eventually } from '../kit/eventually.js';
+import { FakeConfigMap } from './fake-configmap.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 const NS = 'grw';
 const NAME = 'grw-params';
@@ -130,7 +130,7 @@ describe('the params sync against the fake API server', () => {
     const gets = cm.gets.length;
     inputs.set(ranges('10.96.0.0/16', { cidr: '10.100.0.0/16', terminating: true }, 'fd00:10:96::/112'));
     await eventually(() => cm.gets.length > gets, 'the read after an equal change', 5_000);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(cm.patches).toHaveLength(2);
     expect(counts).toEqual({ writes: 2, failures: 0 });
     expect(sync!.describe()).toMatchObject({ state: 'in step' });
@@ -178,7 +178,7 @@ describe('the params sync against the fake API server', () => {
     const inputs = inputsWith(ranges('10.96.0.0/16'));
     start({ inputs, leadership });
     inputs.set(ranges('10.97.0.0/16'));
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(mine()).toEqual([]);
     expect(sync!.describe()).toMatchObject({ state: expect.stringMatching(/not the audit leader/) });
     leadership.become(true);

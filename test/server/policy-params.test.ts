@@ -16,8 +16,8 @@ import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger, serveConfig } from '../kit/helpers.js';
 import { FIXTURE_SETTINGS } from '../kit/app.js';
 import { ranges } from '../kit/gateways.js';
-import { FakeConfigMap, until } from './fake-configmap.js';
-import { eventually } from '../kit/eventually.js';
+import { FakeConfigMap } from './fake-configmap.js';
+import { eventually, sleep } from '../kit/eventually.js';
 
 const RANGES = ranges('10.96.0.0/16');
 const METRICS = [
@@ -98,7 +98,7 @@ describe('serve --policy-params', () => {
     sync!.stop();
     const requests = fake.requests.length;
     // The ranges here never change: this shows no stray request, not a stopped re-check.
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(fake.requests).toHaveLength(requests);
   });
 
