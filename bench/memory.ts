@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory`: the webhook's resident memory against Fastify's, in
+ * `npm run bench -- memory`: the webhook's resident memory against Fastify's, in
  * the same run. Fastify 5 with its defaults, HTTPS and the review routes
  * (bench/fastify-server.ts --defaults) is the floor; the webhook is measured
  * with --service-cidr and no cluster, and against the fake Kubernetes API
@@ -26,18 +26,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FakeApiServer, serviceCidr } from '../test/kit/fake-apiserver.js';
 import { loadFor } from './lib/load.js';
-import {
-  makeCerts,
-  memoryOf,
-  spawnBaseline,
-  spawnWebhook,
-  tempDir,
-  waitReady,
-  writeBenchResult,
-  type CertFiles,
-  type Child,
-} from './lib/servers.js';
-import { benchPayloads } from './payloads.js';
+import { makeCerts, spawnBaseline, spawnWebhook, type Child } from '../test/kit/server-process.js';
+import { memoryOf } from '../test/kit/process-stats.js';
+import { tempDir, type CertPaths as CertFiles } from '../test/kit/key-files.js';
+import { waitReady } from '../test/kit/http.js';
+import { writeBenchResult } from './lib/results.js';
+import { benchPayloads } from '../test/kit/payloads.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -59,7 +53,7 @@ for (const [name, value] of [
   ['connections', LOAD.connections],
 ] as const)
   if (!Number.isFinite(value) || value <= 0)
-    throw new Error(`bench:memory: --${name} must be a positive number`);
+    throw new Error(`npm run bench -- memory: --${name} must be a positive number`);
 
 const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -74,7 +68,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rss(child: Child): { rssMiB: number; hwmMiB: number } {
   const m = memoryOf(child.pid);
-  if (!m) throw new Error(`bench:memory: cannot read /proc/${child.pid}/status (Linux only)`);
+  if (!m) throw new Error(`npm run bench -- memory: cannot read /proc/${child.pid}/status (Linux only)`);
   return m;
 }
 
@@ -165,7 +159,7 @@ async function main(): Promise<void> {
       },
     ];
     process.stdout.write(
-      `bench:memory: ${ROUNDS} starts each, idle after ${SETTLE_MS / 1000} s, load ${LOAD.seconds} s per payload ` +
+      `npm run bench -- memory: ${ROUNDS} starts each, idle after ${SETTLE_MS / 1000} s, load ${LOAD.seconds} s per payload ` +
         `at ${LOAD.connections} connections; node ${process.version}${NODE_ARGS.length ? `, webhook node args ${NODE_ARGS.join(' ')}` : ''}\n`,
     );
     const figures: Record<string, ModeFigures> = {};
