@@ -32,6 +32,7 @@ import { tempDir, type CertPaths as CertFiles } from '../test/kit/key-files.js';
 import { waitReady } from '../test/kit/http.js';
 import { writeBenchResult } from './lib/results.js';
 import { benchPayloads } from '../test/kit/payloads.js';
+import { sleep } from '../test/kit/eventually.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,7 +65,6 @@ const load = (): string =>
   loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rss(child: Child): { rssMiB: number; hwmMiB: number } {
   const m = memoryOf(child.pid);

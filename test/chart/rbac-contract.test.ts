@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REPORT_APIS } from '../../src/audit/reports.js';
-import type { Enforcement, Enforcement } from '../../src/rules/types.js';
+import type { Enforcement } from '../../src/rules/types.js';
 import { installDryRunAdmission, realWebhook } from '../kit/fake-admission.js';
 import { FakeApiServer, gateway, serviceCidr } from '../kit/fake-apiserver.js';
 import { FakeReports } from '../kit/fake-reports.js';

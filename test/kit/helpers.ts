@@ -14,6 +14,7 @@ import { clusterMetrics } from '../../src/inputs/ranges/metrics.js';
 import { kubeClient } from '../../src/kube/client.js';
 import { loadKubeconfig } from '../../src/kube/kubeconfig.js';
 import { startResourceWatch, type BackoffOptions, type ResourceWatch } from '../../src/kube/watch.js';
+import { eventually as waitUntil } from './eventually.js';
 
 export const FAST_BACKOFF = {
   initialMs: 20,
@@ -105,13 +106,9 @@ export function startCrdRevisionWatch(
   return { source, lines, registry, description: loaded.description };
 }
 
-/** Polls (1 ms) until the predicate holds; rejects after `ms` with a description. */
+/** The kit's wait-until (eventually.ts) at this folder's pace: polled every 1 ms, 5 s by default. */
 export async function eventually(predicate: () => boolean, what: string, ms = 5000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!predicate()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
+  await waitUntil(predicate, what, ms, 1);
 }
 
 function gatewayCreate(value: string, routability: string, gateway: { namespace: string; name: string }) {

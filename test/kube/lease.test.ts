@@ -4,6 +4,7 @@ import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { startLeaderElector, type LeaderElector } from '../../src/kube/lease.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
+import { eventually } from '../kit/eventually.js';
 
 let fake: FakeApiServer;
 let electors: LeaderElector[] = [];
@@ -37,13 +38,7 @@ function elector(
   return e;
 }
 
-async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (predicate: () => boolean, what: string, ms = 10_000) => eventually(predicate, what, ms, 20);
 
 describe('leader election over a Lease', () => {
   it('of two replicas exactly one leads, and the lease names it', async () => {

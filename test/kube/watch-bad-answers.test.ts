@@ -16,13 +16,12 @@ import type { ResourceWatch } from '../../src/kube/watch.js';
 import type { FaultAction, Verb } from '../kit/fault-injection.js';
 import { FakeApiServer, serviceCidr } from '../kit/fake-apiserver.js';
 import { eventually, startServiceCidrWatch, type LogLine } from '../kit/helpers.js';
+import { sleep } from '../kit/eventually.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0)) await c().catch(() => {});
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Started {
   readonly fake: FakeApiServer;

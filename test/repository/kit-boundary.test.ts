@@ -5,18 +5,11 @@
  * the compiler reads them (static, type-only, re-exports, dynamic `import()`).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, posix, relative, sep } from 'node:path';
+import { dirname, join, posix, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-
-/**
- * Imports of test/ files outside test/kit/ that wait for a move under way in the same issue: the
- * helpers of test/cluster/ go to test/kit/ when src/cluster/ dissolves. Each entry must still
- * exist; once the move lands this test names the entry to delete.
- */
-const PENDING_MOVES: readonly string[] = ['test/cluster/fake-apiserver.ts'];
 
 function codeFiles(folder: string): string[] {
   if (!existsSync(join(ROOT, folder))) return [];
@@ -78,11 +71,7 @@ describe('test/ and bench/ share test/kit/ and nothing else', () => {
     const files = repositoryFiles();
     expect(Object.keys(files).filter((f) => under(f, 'bench')).length).toBeGreaterThan(10);
     expect(Object.keys(files).filter((f) => under(f, 'test/kit')).length).toBeGreaterThan(10);
-    expect(boundaryViolations(files, PENDING_MOVES)).toEqual([]);
-  });
-
-  it.each(PENDING_MOVES)('%s still waits to move (else delete it from PENDING_MOVES)', (path) => {
-    expect(existsSync(join(ROOT, path)), `${relative(ROOT, join(ROOT, path))} has moved`).toBe(true);
+    expect(boundaryViolations(files, [])).toEqual([]);
   });
 
   it.each([

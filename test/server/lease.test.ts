@@ -13,6 +13,7 @@ import type { LeaderElector } from '../../src/kube/lease.js';
 import { startAuditLease, type AuditLeaseParts } from '../../src/server/lease.js';
 import { FakeApiServer } from '../kit/fake-apiserver.js';
 import { capturingLogger } from '../kit/helpers.js';
+import { eventually } from '../kit/eventually.js';
 
 const emptyHome = mkdtempSync(join(tmpdir(), 'server-lease-home-'));
 const CONFIG: AuditLeaseParts['config'] = {
@@ -31,13 +32,7 @@ afterEach(async () => {
   lease = fake = undefined;
 });
 
-async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (predicate: () => boolean, what: string, ms = 10_000) => eventually(predicate, what, ms, 20);
 
 describe('startAuditLease: none', () => {
   const bad = join(emptyHome, 'bad-kubeconfig');
