@@ -86,7 +86,7 @@ describe('test/ and bench/ share test/kit/ and nothing else', () => {
     ['test/x.test.ts', "export { renderChart } from '../bench/run.js';", 'test/ never imports bench/'],
     [
       'test/kit/x.ts',
-      "import { FakeApiServer } from '../kit/fake-apiserver.js';",
+      "import { FakeApiServer } from '../cluster/fake-apiserver.js';",
       'test/kit/ imports only test/kit/ and src/',
     ],
     [
