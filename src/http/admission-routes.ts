@@ -15,6 +15,7 @@ import type { GepRevision } from '../rules/index.js';
 import { WEBHOOKS, type WebhookName } from '../webhooks/gateway.js';
 import { errorAnswer, type Respond } from './error-answer.js';
 import type { ServerMetrics } from './metrics.js';
+import { limitedLines, type LimitedLines } from './rate-limited-log.js';
 import type { ReviewRecorder } from './review-record.js';
 
 export interface AdmissionRoutesOptions {
@@ -25,6 +26,8 @@ export interface AdmissionRoutesOptions {
   readonly respond: Respond;
   /** Where a request that fails without a review answer is logged. */
   readonly logger: Logger;
+  /** Its per-request lines, limited by kind. */
+  readonly lines?: LimitedLines;
 }
 
 /**
@@ -123,6 +126,7 @@ function reviewRoute(
 
 export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (app, options, done) => {
   const { metrics, recorders, respond, logger } = options;
+  const lines = options.lines ?? limitedLines(logger);
   const shared = { inputs: options.inputs, respond, decode: createReviewDecoder() };
 
   // One listener shared by every request (a response closes once): no closure per request.
@@ -138,7 +142,7 @@ export const admissionRoutes: FastifyPluginCallback<AdmissionRoutesOptions> = (a
     // Each webhook's route in its own context (Fastify encapsulation): the handler of its failed
     // requests (a body refused, a lookup that threw) knows by closure which webhook to count.
     void app.register((route, _opts, registered) => {
-      route.setErrorHandler(errorAnswer(logger, respond, record));
+      route.setErrorHandler(errorAnswer(logger, respond, record, lines));
       reviewRoute(route, name, record, shared);
       registered();
     });

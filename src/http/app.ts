@@ -14,9 +14,11 @@ import { HttpError, readJsonBodyWithin } from './body.js';
 import { BODY_WAIT_MS, createBodyBudget, DEFAULT_BODY_BUDGET, type BodyBudget } from './body-budget.js';
 import { HANDSHAKE_TIMEOUT_MS } from './connections.js';
 import { errorAnswer, type Respond } from './error-answer.js';
+import type { LimitedLines } from './rate-limited-log.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { clip } from './log-text.js';
 import type { ServerMetrics } from './metrics.js';
+import { createReviewLog, type ReviewLogOptions } from './review-log.js';
 import { createReviewRecorders } from './review-record.js';
 import { TLS_POLICY } from './tls.js';
 
@@ -32,6 +34,8 @@ export interface AppDeps {
   readonly bodyBudget?: BodyBudget;
   /** True once shutdown started: answers then carry `Connection: close`. */
   readonly closing?: () => boolean;
+  /** The review log's summary interval and line buckets; absent: a summary a minute. */
+  readonly reviewLog?: ReviewLogOptions;
 }
 
 // The apiserver's webhook client keeps idle keep-alive connections for up to
@@ -147,11 +151,16 @@ export function registerBodyParsers(app: FastifyInstance, maxBodyBytes: number, 
 }
 
 /** Unknown routes get a 404; requests failing outside the admission routes a 400, 413, 429 or 500. */
-function registerErrorAnswers(app: FastifyInstance, logger: Logger, respond: Respond): void {
+function registerErrorAnswers(
+  app: FastifyInstance,
+  logger: Logger,
+  respond: Respond,
+  lines: LimitedLines,
+): void {
   app.setNotFoundHandler((request, reply) => {
     respond(reply, 404, { error: `no route for ${request.method} ${clip(request.url.split('?')[0])}` });
   });
-  app.setErrorHandler(errorAnswer(logger, respond));
+  app.setErrorHandler(errorAnswer(logger, respond, undefined, lines));
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -161,7 +170,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (closing()) void reply.header('connection', 'close');
     void reply.code(code).type('application/json').send(payload);
   };
-  const recorders = createReviewRecorders(deps.logger, deps.metrics);
+  // Counts answered reviews for the summary line and limits per-request warnings; its last
+  // summary is written when the app closes.
+  const reviewLog = createReviewLog(deps.logger, deps.reviewLog);
+  const recorders = createReviewRecorders(deps.logger, deps.metrics, reviewLog);
 
   const app = Fastify(fastifyOptions(deps));
   registerBodyParsers(
@@ -169,13 +181,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.config.maxBodyBytes,
     deps.bodyBudget ?? createBodyBudget(DEFAULT_BODY_BUDGET),
   );
-  registerErrorAnswers(app, deps.logger, respond);
+  registerErrorAnswers(app, deps.logger, respond, reviewLog.lines);
+  reviewLog.start();
+  app.addHook('onClose', (_instance, done) => {
+    reviewLog.stop();
+    done();
+  });
   void app.register(admissionRoutes, {
     inputs: deps.inputs,
     metrics: deps.metrics,
     recorders,
     respond,
     logger: deps.logger,
+    lines: reviewLog.lines,
   });
   return app;
 }

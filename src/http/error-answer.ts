@@ -3,11 +3,13 @@
  * 400, 413, 429 or 500 as a JSON error, logged once. The app's root handler
  * answers requests outside the admission routes; each admission route
  * registers its own handler (Fastify encapsulation), which also counts the
- * failure for its webhook.
+ * failure for its webhook. Each refusal can come once per request, so its
+ * line is limited by kind (its status): a flood writes a few lines and a count.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { clip } from './log-text.js';
+import { limitedLines, type LimitedLines } from './rate-limited-log.js';
 import type { ReviewRecorder } from './review-record.js';
 
 /** Sends a JSON answer (an object, or a string already serialised) with an HTTP status. */
@@ -22,13 +24,29 @@ function statusOf(err: RequestError): number {
   return err.statusCode && err.statusCode < 500 ? 400 : 500;
 }
 
-/** An error handler that logs and answers; `record` counts the failure for a webhook's route. */
-export function errorAnswer(logger: Logger, respond: Respond, record?: ReviewRecorder): ErrorHandler {
+/**
+ * An error handler that logs and answers; `record` counts the failure for a webhook's route;
+ * `lines` limits the log lines (shared by the app's handlers; by default the handler's own).
+ */
+export function errorAnswer(
+  logger: Logger,
+  respond: Respond,
+  record?: ReviewRecorder,
+  lines: LimitedLines = limitedLines(logger),
+): ErrorHandler {
   return (err: RequestError, request, reply) => {
     const status = statusOf(err);
-    if (status === 500) logger.error({ err, url: clip(request.url) }, 'unexpected error handling a request');
+    if (status === 500)
+      lines.write(
+        'unexpected error',
+        'error',
+        { err, url: clip(request.url) },
+        'unexpected error handling a request',
+      );
     else
-      logger.warn(
+      lines.write(
+        `rejected ${status}`,
+        'warn',
         { status, reason: clip(err.message), url: clip(request.url.split('?')[0]) },
         'rejected request',
       );

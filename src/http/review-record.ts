@@ -1,9 +1,11 @@
 /**
- * What the server writes down about each admission request: the one log line
- * per review (at info, or at debug for an allowed review with nothing to
- * report), the request counter, the duration histogram and the findings
- * counter. Fed by the answer (or the reason there was none); it decides
- * nothing about the answer itself.
+ * What the server writes down about each admission request: the request
+ * counter, the duration histogram, the findings counter, and the log: a line
+ * at info for each denial, a rate-limited warning for an undecodable body or
+ * an answer slower than the apiserver's timeout, and for allowed and patched
+ * reviews a count in the review log's summary (and a line only at debug).
+ * Fed by the answer (or the reason there was none); it decides nothing about
+ * the answer itself.
  */
 import type { Logger } from 'pino';
 import type { Outcome } from '../admission/outcome.js';
@@ -12,6 +14,7 @@ import type { GepRevision } from '../rules/index.js';
 import type { WebhookName } from '../webhooks/gateway.js';
 import { clip } from './log-text.js';
 import type { RequestCount, ServerMetrics } from './metrics.js';
+import { createReviewLog, type Decision, type ReviewLog } from './review-log.js';
 
 /** The record of one webhook's requests (its duration series is bound once, at start-up). */
 export interface ReviewRecorder {
@@ -35,14 +38,19 @@ export interface ReviewRecorder {
 type CellFor = (webhook: WebhookName, operation: string, outcome: string, code: string) => RequestCount;
 
 /** `patched` with an empty patch changed nothing: it is counted and logged as `allowed`. */
-function decisionOf(outcome: Outcome): string {
+function decisionOf(outcome: Outcome): Decision {
   return outcome.kind === 'patched' && outcome.patch.length === 0 ? 'allowed' : outcome.kind;
 }
 
-/** Returns the recorder of each webhook; label sets are bound once and reused. */
+/**
+ * Returns the recorder of each webhook; label sets are bound once and reused.
+ * `log`: where answered reviews are counted and per-request warnings limited
+ * (the app starts its summary timer); by default one without a timer.
+ */
 export function createReviewRecorders(
   logger: Logger,
   metrics: ServerMetrics,
+  log: ReviewLog = createReviewLog(logger),
 ): (webhook: WebhookName) => ReviewRecorder {
   // Each label set's counter cell is bound once and reused.
   const counted = new Map<string, RequestCount>();
@@ -59,16 +67,41 @@ export function createReviewRecorders(
   return (webhook) => {
     let recorder = recorders.get(webhook);
     if (!recorder) {
-      recorder = webhookRecorder(webhook, logger, metrics, cellFor);
+      recorder = webhookRecorder(webhook, { logger, log }, metrics, cellFor);
       recorders.set(webhook, recorder);
     }
     return recorder;
   };
 }
 
+/** The fields of a review's log line (long strings cut). */
+function reviewFields(
+  webhook: WebhookName,
+  review: AdmissionRequest,
+  outcome: Outcome,
+  said: { decision: Decision; seconds: number; overTimeout: boolean; revision: GepRevision | undefined },
+): object {
+  return {
+    uid: review.uid,
+    webhook,
+    kind: clip(review.kind.kind),
+    version: clip(review.kind.version),
+    namespace: clip(review.namespace),
+    name: clip(review.name),
+    operation: review.operation,
+    subResource: clip(review.subResource) || undefined,
+    dryRun: review.dryRun || undefined,
+    decision: said.decision,
+    gepRevision: said.revision,
+    codes: outcome.codes.length > 0 ? outcome.codes : undefined,
+    durationMs: Math.round(said.seconds * 1e6) / 1e3,
+    ...(said.overTimeout ? { overTimeout: true } : {}),
+  };
+}
+
 function webhookRecorder(
   webhook: WebhookName,
-  logger: Logger,
+  { logger, log }: { readonly logger: Logger; readonly log: ReviewLog },
   metrics: ServerMetrics,
   cellFor: CellFor,
 ): ReviewRecorder {
@@ -91,35 +124,25 @@ function webhookRecorder(
       countAnswered(review.operation, decision);
       duration.observe(seconds);
       for (const code of outcome.codes) metrics.violations.inc({ rule: code });
+      log.count(webhook, decision);
       const overTimeout = budgetMs !== undefined && seconds * 1000 > budgetMs;
-      // An allowed review with nothing to report is routine: it is logged at debug
-      // (controller-runtime logs every request only at a debug verbosity). Denials,
-      // patches, findings, warnings and slow answers stay at info.
-      const routine =
-        decision === 'allowed' && outcome.codes.length === 0 && outcome.warnings.length === 0 && !overTimeout;
+      // Allowed and patched reviews are routine: counted (metrics, the summary line), logged at
+      // debug. A denial keeps its info line; an answer the apiserver had given up on is a
+      // warning, limited like every per-request warning (under overload every answer is late).
+      const routine = decision !== 'denied' && !overTimeout;
       if (routine && !logger.isLevelEnabled('debug')) return;
-      logger[routine ? 'debug' : 'info'](
-        {
-          uid: review.uid,
-          webhook,
-          kind: clip(review.kind.kind),
-          version: clip(review.kind.version),
-          namespace: clip(review.namespace),
-          name: clip(review.name),
-          operation: review.operation,
-          subResource: clip(review.subResource) || undefined,
-          dryRun: review.dryRun || undefined,
-          decision,
-          gepRevision: revision,
-          codes: outcome.codes.length > 0 ? outcome.codes : undefined,
-          durationMs: Math.round(seconds * 1e6) / 1e3,
-          ...(overTimeout ? { overTimeout: true } : {}),
-        },
-        'review',
-      );
+      const fields = reviewFields(webhook, review, outcome, { decision, seconds, overTimeout, revision });
+      if (decision === 'denied') logger.info(fields, 'review');
+      else if (overTimeout) log.lines.write('slow review', 'warn', fields, 'review');
+      else logger.debug(fields, 'review');
     },
     undecodable(uid, reason) {
-      logger.warn({ uid, webhook, reason: clip(reason) }, 'undecodable review');
+      log.lines.write(
+        'undecodable review',
+        'warn',
+        { uid, webhook, reason: clip(reason) },
+        'undecodable review',
+      );
       countRequest('unknown', 'error', '400');
     },
     failed(status) {

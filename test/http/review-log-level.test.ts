@@ -1,7 +1,7 @@
 /**
- * What is logged at which level: an allowed review with nothing to report is
- * routine (debug); denials, patches, findings and warnings stay at info, and
- * every review line carries the uid.
+ * What is logged at which level: allowed and patched reviews are routine
+ * (debug), findings and warnings included; denials stay at info, and every
+ * review line carries the uid.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,18 +67,22 @@ describe('review log levels', () => {
     expect(lines[0]).toMatchObject({ level: 30, uid, decision: 'denied', codes: ['RoutabilityUnsupported'] });
   });
 
-  it('an allowed review with warnings is logged at info', async () => {
-    const { answer, uid, lines } = await reviewLines('info', '/validate', 'update-ratcheted');
+  it('an allowed review with warnings is routine: logged at debug only', async () => {
+    const { answer, lines } = await reviewLines('info', '/validate', 'update-ratcheted');
     expect(answer.allowed).toBe(true);
     expect(answer.warnings?.length).toBeGreaterThan(0);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, uid, decision: 'allowed' });
+    expect(lines).toEqual([]);
+    const atDebug = await reviewLines('debug', '/validate', 'update-ratcheted');
+    expect(atDebug.lines).toHaveLength(1);
+    expect(atDebug.lines[0]).toMatchObject({ level: 20, uid: atDebug.uid, decision: 'allowed' });
   });
 
-  it('a patched review is logged at info', async () => {
-    const { answer, uid, lines } = await reviewLines('info', '/mutate', 'status-defaulting');
+  it('a patched review is routine: logged at debug only', async () => {
+    const { answer, lines } = await reviewLines('info', '/mutate', 'status-defaulting');
     expect(answer.patch).toBeDefined();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, uid, decision: 'patched' });
+    expect(lines).toEqual([]);
+    const atDebug = await reviewLines('debug', '/mutate', 'status-defaulting');
+    expect(atDebug.lines).toHaveLength(1);
+    expect(atDebug.lines[0]).toMatchObject({ level: 20, uid: atDebug.uid, decision: 'patched' });
   });
 });

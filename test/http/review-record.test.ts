@@ -1,7 +1,7 @@
 /**
  * The review recorder (src/http/review-record.ts) on its own: the log line of
- * each review (its level, fields, the cut of long names, the over-timeout
- * flag), the request counter per webhook, operation, decision and code, the
+ * a review (its level: info for a denial, a limited warning when slow, debug
+ * otherwise; its fields, the cut of long names, the over-timeout flag), the request counter per webhook, operation, decision and code, the
  * duration histogram and the findings counter. review-log-level.test.ts sees
  * the levels through the app; these pin each field.
  */
@@ -12,6 +12,7 @@ import type { Outcome } from '../../src/admission/outcome.js';
 import type { AdmissionRequest } from '../../src/admission/review.js';
 import { MAX_LOGGED_CHARS } from '../../src/http/log-text.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
+import { createReviewLog } from '../../src/http/review-log.js';
 import { createReviewRecorders } from '../../src/http/review-record.js';
 
 type Line = [level: string, fields: Record<string, unknown>, message: string];
@@ -25,6 +26,7 @@ function setup(level: 'info' | 'debug' = 'info') {
     debug: at('debug'),
     info: at('info'),
     warn: at('warn'),
+    error: at('error'),
   } as unknown as Logger;
   const registry = new Registry();
   const recorders = createReviewRecorders(logger, createServerMetrics(registry));
@@ -100,7 +102,7 @@ describe('the review line', () => {
   });
 
   it('leaves out what is empty: no subresource, no dry run, no codes', () => {
-    const { lines, recorders } = setup();
+    const { lines, recorders } = setup('debug');
     recorders('mutate').answered(review({ subResource: '', dryRun: false }), patched, timing(0.001));
     const fields = lines[0]![1];
     expect([fields['subResource'], fields['dryRun'], fields['codes'], fields['overTimeout']]).toEqual([
@@ -110,7 +112,7 @@ describe('the review line', () => {
       undefined,
     ]);
     expect(Object.keys(fields)).not.toContain('overTimeout');
-    expect([lines[0]![0], fields['decision'], fields['webhook']]).toEqual(['info', 'patched', 'mutate']);
+    expect([lines[0]![0], fields['decision'], fields['webhook']]).toEqual(['debug', 'patched', 'mutate']);
   });
 
   it('cuts long kind, version, namespace, name and subresource to the logged length', () => {
@@ -149,26 +151,52 @@ describe('the review line', () => {
     ]);
   });
 
-  it('warnings, codes and a patch make an allowed review worth an info line', () => {
-    const { lines, recorders } = setup('debug');
+  it('warnings, codes and a patch keep a review routine: no line at info, a debug line at debug', () => {
+    const quiet = setup('info');
     for (const outcome of [warned, noted, patched])
-      recorders('validate').answered(review(), outcome, timing(0));
-    expect(lines.map(([level, f]) => [level, f['decision']])).toEqual([
-      ['info', 'allowed'],
-      ['info', 'allowed'],
-      ['info', 'patched'],
+      quiet.recorders('validate').answered(review(), outcome, timing(0));
+    expect(quiet.lines).toEqual([]);
+    const loud = setup('debug');
+    for (const outcome of [warned, noted, patched])
+      loud.recorders('validate').answered(review(), outcome, timing(0));
+    expect(loud.lines.map(([level, f]) => [level, f['decision'], f['uid']])).toEqual([
+      ['debug', 'allowed', 'u-1'],
+      ['debug', 'allowed', 'u-1'],
+      ['debug', 'patched', 'u-1'],
     ]);
   });
 
-  it("an answer slower than the apiserver's ?timeout= is flagged and logged at info, even if routine", () => {
+  it("an answer slower than the apiserver's ?timeout= is a warning, even if routine; a slow denial stays info", () => {
     const { lines, recorders } = setup('info');
     const r = recorders('validate');
     r.answered(review(), allowed, timing(2, 2_000)); // exactly the budget: not over
     r.answered(review(), allowed, timing(3, undefined)); // no budget sent
     expect(lines).toEqual([]);
     r.answered(review(), allowed, timing(2.001, 2_000));
-    expect(lines.map(([level, f]) => [level, f['overTimeout'], f['durationMs']])).toEqual([
-      ['info', true, 2001],
+    r.answered(review(), denied, timing(2.001, 2_000));
+    expect(lines.map(([level, f]) => [level, f['overTimeout'], f['durationMs'], f['decision']])).toEqual([
+      ['warn', true, 2001, 'allowed'],
+      ['info', true, 2001, 'denied'],
+    ]);
+  });
+
+  it('slow answers in a flood: ten warnings, then one each 5 s, with the count held back', () => {
+    const lines: Line[] = [];
+    const at = (name: string) => (fields: Record<string, unknown>, message: string) =>
+      void lines.push([name, fields, message]);
+    const logger = { isLevelEnabled: () => false, info: at('info'), warn: at('warn') } as unknown as Logger;
+    let t = 0;
+    const log = createReviewLog(logger, { now: () => t, summaryEveryMs: 0 });
+    const r = createReviewRecorders(logger, createServerMetrics(new Registry()), log)('mutate');
+    for (let i = 0; i < 1_000; i++) r.answered(review({ uid: `u-${i}` }), patched, timing(1, 0));
+    expect(lines.map(([level, f]) => `${level} ${String(f['uid'])}`)).toEqual(
+      [...Array(10).keys()].map((i) => `warn u-${i}`),
+    );
+    t = 5_000;
+    r.answered(review({ uid: 'late' }), patched, timing(1, 0));
+    expect(lines.slice(10)).toEqual([
+      ['warn', { kind: 'slow review', suppressed: 990 }, '990 lines suppressed'],
+      ['warn', expect.objectContaining({ uid: 'late', overTimeout: true }), 'review'],
     ]);
   });
 });
