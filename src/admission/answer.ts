@@ -1,6 +1,6 @@
 /** Decode → decide → encode for one review body: shared by the server and `review`. */
 import type { ReviewDecoder } from './decode.js';
-import { encodeReview } from './encode.js';
+import { encodeReview, encodeReviewJson } from './encode.js';
 import type { Outcome } from './outcome.js';
 import type { AdmissionRequest, AdmissionReviewResponse } from './review.js';
 
@@ -36,5 +36,33 @@ export function answerReviewIn<C>(
     request: decoded.request,
     outcome,
     review: encodeReview(decoded.version, decoded.request.uid, outcome),
+  };
+}
+
+export type JsonAnswer =
+  | {
+      readonly ok: true;
+      readonly request: AdmissionRequest;
+      readonly outcome: Outcome;
+      /** The AdmissionReview answer, serialised (encodeReviewJson). */
+      readonly json: string;
+    }
+  | { readonly ok: false; readonly error: string; readonly uid?: string };
+
+/** answerReviewIn with the answer serialised at once, for the server: no answer objects built. */
+export function answerReviewJsonIn<C>(
+  decode: ReviewDecoder,
+  decide: (request: AdmissionRequest, ctx: C) => Outcome,
+  ctx: C,
+  body: unknown,
+): JsonAnswer {
+  const decoded = decode(body);
+  if (!decoded.ok) return decoded;
+  const outcome = decide(decoded.request, ctx);
+  return {
+    ok: true,
+    request: decoded.request,
+    outcome,
+    json: encodeReviewJson(decoded.version, decoded.request.uid, outcome),
   };
 }

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { answerReviewIn, type Answer } from '../admission/answer.js';
+import { answerReviewJsonIn, type JsonAnswer as Answer } from '../admission/answer.js';
 import { createReviewDecoder, type ReviewDecoder } from '../admission/decode.js';
 import type { RuleInputs } from '../inputs/rule-inputs.js';
 import type { GepRevision } from '../rules/index.js';
@@ -99,7 +99,7 @@ function reviewRoute(
       { seconds, budgetMs: parseTimeoutParam(request.query.timeout) },
       review.revision,
     );
-    respond(reply, 200, JSON.stringify(answer.review));
+    respond(reply, 200, answer.json);
   };
   // A plain (not async) handler: no promise per request on the hot path.
   app.post<{ Querystring: { timeout?: unknown } }>(`/${name}`, (request, reply) => {
@@ -112,10 +112,10 @@ function reviewRoute(
       return;
     }
     const review: InProgress = { request, reply, started, revision: now.revision };
-    if (!prefetch) return finish(review, answerReviewIn(decode, webhook, now.ctx, request.body));
+    if (!prefetch) return finish(review, answerReviewJsonIn(decode, webhook, now.ctx, request.body));
     const decided = prefetch.decide(
       now.ctx,
-      (c) => answerReviewIn(decode, webhook, c, request.body),
+      (c) => answerReviewJsonIn(decode, webhook, c, request.body),
       requesterOf,
     );
     if (!(decided instanceof Promise)) finish(review, decided);

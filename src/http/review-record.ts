@@ -106,6 +106,14 @@ function webhookRecorder(
   cellFor: CellFor,
 ): ReviewRecorder {
   const duration = metrics.duration.labels({ webhook });
+  // The findings counter's cell of each rule code, bound on first use: prom-client hashes a
+  // label set on every inc() it is given, but once for a bound cell.
+  const violationCells = new Map<string, { inc(): void }>();
+  const countFinding = (rule: string) => {
+    let cell = violationCells.get(rule);
+    if (!cell) violationCells.set(rule, (cell = metrics.violations.labels({ rule })));
+    cell.inc();
+  };
   const countRequest = (operation: string, outcome: string, code: string) =>
     cellFor(webhook, operation, outcome, code).inc();
   // The cells of answered reviews by operation, then decision: found without building a key string
@@ -123,7 +131,7 @@ function webhookRecorder(
       const decision = decisionOf(outcome);
       countAnswered(review.operation, decision);
       duration.observe(seconds);
-      for (const code of outcome.codes) metrics.violations.inc({ rule: code });
+      for (const code of outcome.codes) countFinding(code);
       log.count(webhook, decision);
       const overTimeout = budgetMs !== undefined && seconds * 1000 > budgetMs;
       // Allowed and patched reviews are routine: counted (metrics, the summary line), logged at
