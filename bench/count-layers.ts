@@ -15,6 +15,8 @@
  * - `rules`: the webhook's rules for the review (validateReview / mutateReview);
  * - `encode`: the Outcome to the AdmissionReview answer (encodeReview);
  * - `answer JSON.stringify`: the answer as the string sent;
+ * - `answer string (both)`: the Outcome to the string sent as the server does it: encodeReviewJson
+ *   in one step where the build has it, else encodeReview then JSON.stringify (to compare builds);
  * - `review record`: the counter, the duration histogram, the findings counter
  *   and the log line (pino, synchronous writes to /dev/null).
  *
@@ -65,6 +67,7 @@ const LAYERS = [
   'rules',
   'encode',
   'answer JSON.stringify',
+  'answer string (both)',
   'review record',
 ] as const;
 type Layer = (typeof LAYERS)[number];
@@ -81,7 +84,14 @@ export async function layersOf(
   const { load, logger, inputs, metrics } = await webhookParts(root, flags['log-level']!);
   const { nestsDeeperThan, MAX_JSON_DEPTH } = await load<typeof DepthModule>('http/json-depth.js');
   const { createReviewDecoder } = await load<typeof DecodeModule>('admission/decode.js');
-  const { encodeReview } = await load<typeof EncodeModule>('admission/encode.js');
+  const encoder = await load<Partial<typeof EncodeModule> & Pick<typeof EncodeModule, 'encodeReview'>>(
+    'admission/encode.js',
+  );
+  const { encodeReview } = encoder;
+  // Builds before encodeReviewJson serialised the answer object.
+  const answerString =
+    encoder.encodeReviewJson ??
+    ((...args: Parameters<typeof encodeReview>) => JSON.stringify(encodeReview(...args)));
   const { WEBHOOKS } = await load<typeof WebhooksModule>('webhooks/gateway.js');
   const { createReviewRecorders } = await load<typeof RecordModule>('http/review-record.js');
   const now = inputs.current();
@@ -110,6 +120,8 @@ export async function layersOf(
       rules: () => void (sink[0] = webhook(decoded.request, now.ctx)),
       encode: () => void (sink[0] = encodeReview(decoded.version, decoded.request.uid, outcome)),
       'answer JSON.stringify': () => void (sink[0] = JSON.stringify(review)),
+      'answer string (both)': () =>
+        void (sink[0] = answerString(decoded.version, decoded.request.uid, outcome)),
       'review record': () =>
         record.answered(decoded.request, outcome, { seconds: 0.000_2, budgetMs: 10_000 }, now.revision),
     };

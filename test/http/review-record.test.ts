@@ -1,8 +1,9 @@
 /**
  * The review recorder (src/http/review-record.ts) on its own: the log line of
  * a review (its level: info for a denial, a limited warning when slow, debug
- * otherwise; its fields, the cut of long names, the over-timeout flag), the request counter per webhook, operation, decision and code, the
- * duration histogram and the findings counter. review-log-level.test.ts sees
+ * otherwise; its fields, the cut of long names, the over-timeout flag), the
+ * request counter per webhook, operation, decision and code, the duration
+ * histogram and the findings counter. review-log-level.test.ts sees
  * the levels through the app; these pin each field.
  */
 import type { Logger } from 'pino';
