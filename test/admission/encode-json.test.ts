@@ -13,11 +13,11 @@ import { createReviewDecoder } from '../../src/admission/decode.js';
 import { encodeReview, encodeReviewJson } from '../../src/admission/encode.js';
 import type { Outcome } from '../../src/admission/outcome.js';
 import { ADMISSION_VERSIONS } from '../../src/admission/review.js';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { WEBHOOKS, type WebhookName } from '../../src/webhooks/gateway.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 const folder = join(import.meta.dirname, '..', 'fixtures', 'reviews');
 const base: Outcome = { kind: 'allowed', warnings: [], auditAnnotations: {}, codes: [] };

@@ -10,13 +10,13 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServerMetrics } from '../../src/http/metrics.js';
 import type { ReviewLogOptions } from '../../src/http/review-log.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
 
 type Review = { request: { uid: string } };
 const fixture = (name: string) =>

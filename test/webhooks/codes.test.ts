@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/admission/review.js';
-import { staticSources } from '../../src/cluster/static-source.js';
+import { staticSources } from '../../src/inputs/ranges/static-source.js';
 import { ruleInputs } from '../../src/inputs/rule-inputs.js';
 import { mutateReview, validateReview } from '../../src/webhooks/gateway.js';
-import { FIXTURE_SETTINGS } from '../support/app.js';
-import { DUAL_STACK } from '../support/gateways.js';
-import { defaultGateway, gatewayReview } from '../support/reviews.js';
+import { FIXTURE_SETTINGS } from '../kit/app.js';
+import { DUAL_STACK } from '../kit/gateways.js';
+import { defaultGateway, gatewayReview } from '../kit/reviews.js';
 
 const ctx = ruleInputs({ settings: FIXTURE_SETTINGS, sources: staticSources(DUAL_STACK, 'test') }).current()!
   .ctx;
