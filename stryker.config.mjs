@@ -78,7 +78,13 @@ const OWN_TESTS = {
 const ownTests = folders.length === 1 ? OWN_TESTS[folders[0]] : undefined;
 // One incremental file per folder run (a run only keeps the results of the
 // files it mutated, so a shared file would forget the other folders).
-const runName = folders.length === 1 ? folders[0].replace('src/', '') : 'all';
+// MUTATION_PART=name names a run of some of a folder's files (its own sandbox, report and
+// incremental file), so parts of one folder can run at once: .cache/mutation/mutation-kube-watch.json.
+const part = process.env['MUTATION_PART'] ?? '';
+if (part !== '' && !/^[a-z0-9-]+$/.test(part))
+  throw new Error(`MUTATION_PART must be lower-case letters, digits and "-", not ${JSON.stringify(part)}`);
+const runName =
+  (folders.length === 1 ? folders[0].replace('src/', '') : 'all') + (part === '' ? '' : `-${part}`);
 
 export default {
   testRunner: 'vitest',

@@ -3,7 +3,38 @@
  * Tests that start the built dist/ in a child process cannot see a mutant in
  * src/, so they are left out: they would only cost time.
  */
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Stryker runs a mutant's covering test files one after the other and stops at
+ * the first failure (bail), so the order decides how long a killed mutant
+ * costs. Vitest's own order runs the longest file first (best for a full run
+ * on many workers, worst here): test/cluster/watch-timeouts.test.ts (16 s)
+ * before the watch tests that kill most src/kube/watch.ts mutants in 1 s,
+ * test/policy/params-states.test.ts (17 s of CEL) before the equality tests.
+ * This order is: the file that failed in the last run first (the previous
+ * mutant was most likely its neighbour in the same code), then the shortest
+ * last run first; a file never run yet goes first. The durations are vitest's
+ * record of each file's last run (after the dry run: every file, whole), so
+ * the order adapts as mutants are tested. Which tests run, and so every
+ * result, is unchanged; only the time to the first failure shrinks.
+ */
+class ShortestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const last = (file: TestSpecification) =>
+      this.ctx.cache.getFileTestResults(
+        `${file.project.name}:${relative(this.ctx.config.root, file.moduleId)}`,
+      );
+    const rank = (file: TestSpecification): number => {
+      const result = last(file);
+      if (result === undefined) return -2;
+      return result.failed ? -1 : result.duration;
+    };
+    return [...files].sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -72,6 +103,7 @@ export default defineConfig({
     ],
     // The same guard as the full suite: no real cluster, no inherited flags.
     setupFiles: ['test/kit/isolated-env.ts'],
+    sequence: { sequencer: ShortestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
