@@ -104,7 +104,10 @@ export default defineConfig({
     // The same guard as the full suite: no real cluster, no inherited flags.
     setupFiles: ['test/kit/isolated-env.ts'],
     sequence: { sequencer: ShortestFirst },
-    testTimeout: 30_000,
+    // Stryker's dry run is instrumented and one runner shares two cores with everything else
+    // (load 20+): test/policy/equality.test.ts's first test, 1.7 s on a quiet machine, passed 30 s.
+    // A mutant's own time limit is Stryker's (timeoutMS, from the dry run), not this.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });
