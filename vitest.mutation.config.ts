@@ -83,6 +83,7 @@ export default defineConfig({
       'test/policy/generate.test.ts',
       'test/policy/kube-cel.test.ts',
       'test/policy/params-states.test.ts',
+      'test/policy/chart-form.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',
