@@ -29,6 +29,8 @@ const BREAK = {
   // allocations,revision}/ (and its lease.ts into src/kube): the 97.05 that src/cluster scored in one run
   // (issue 28's second pass, every survivor examined; break 90) belongs to those subfolders now, and src/inputs
   // keeps break 90 for both.
+  // Issue 40, in parts (not the whole folders): kubeconfig files 96.03, client.ts lines 1-180 85.26;
+  // policy's cel.ts 60.00; the rest stopped or not run.
   'src/kube': 0,
   'src/policy': 0,
   'src/inputs': 90,
