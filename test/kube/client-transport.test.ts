@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../../src/kube/kubeconfig-model.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/certs/generate.js';
 import { kubeClient, warningTexts } from '../../src/kube/client.js';
@@ -76,7 +76,14 @@ interface Trust {
 
 function configure(kc: KubeConfig, trust: Trust, user: Record<string, string> = { token: 't' }): KubeConfig {
   kc.loadFromOptions({
-    clusters: [{ name: 'c', server: url, ...trust }],
+    clusters: [
+      {
+        name: 'c',
+        server: url,
+        skipTLSVerify: trust.skipTLSVerify ?? false,
+        ...(trust.caData ? { caData: trust.caData } : {}),
+      },
+    ],
     users: [{ name: 'u', ...user }],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',

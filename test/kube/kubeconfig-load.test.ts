@@ -16,7 +16,7 @@ import {
   type KubeconfigOptions,
 } from '../../src/kube/kubeconfig-source.js';
 import { loadKubeconfig, readKubeconfig } from '../../src/kube/kubeconfig.js';
-import { capturingLogger } from '../cluster/helpers.js';
+import { capturingLogger } from '../kit/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-load-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,7 +125,7 @@ describe('readKubeconfig with KUBECONFIG naming several files', () => {
       current: 'y',
     });
     const kc = readKubeconfig({ kind: 'env', paths: [first, join(dir, 'missing'), second] });
-    expect(kc.getClusters().map((c) => [c.name, c.server])).toEqual([
+    expect(kc.clusters.map((c) => [c.name, c.server])).toEqual([
       ['one', 'https://one.example'],
       ['two', 'https://two.example'],
     ]);
