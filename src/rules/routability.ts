@@ -74,7 +74,7 @@ export function checkRoutabilitySyntax(
   const slash = value.indexOf('/');
   const prefix = slash < 0 ? '' : value.slice(0, slash);
   // Upstream's format.dns1123Subdomain(): ≤ 253 characters and, like upstream, no 63-character cap
-  // per label (docs/decisions.md): a value the CRD admits is not denied for its label length.
+  // per label (docs/dev/decisions.md): a value the CRD admits is not denied for its label length.
   if (slash < 0 || slash === value.length - 1 || !isDns1123Subdomain(prefix))
     return finding('RoutabilityUnsupported', at(), { value, reason: 'syntax', revision });
   if (isReservedPrefix(prefix))
