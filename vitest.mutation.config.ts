@@ -65,6 +65,7 @@ export default defineConfig({
       'test/http/error-answer.test.ts',
       'test/http/server-metrics.test.ts',
       'test/http/rate-limited-log.test.ts',
+      'test/http/review-log.test.ts',
       'test/admission/**/*.test.ts',
       'test/audit/format.test.ts',
       'test/audit/gateway-pages.test.ts',
