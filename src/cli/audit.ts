@@ -12,7 +12,7 @@ import { AUDIT_FLAGS, AUDIT_HELP, auditOptionsFrom } from '../audit/options.js';
 import { auditPass } from '../audit/pass.js';
 import { EXIT_OK, EXIT_VIOLATIONS } from '../io.js';
 import { kubeClient } from '../kube/client.js';
-import { defineCommand } from './command.js';
+import { defineCommand, helpHint } from './command.js';
 
 const PAGE_TIMEOUT_MS = 30_000;
 
@@ -21,7 +21,7 @@ export const command = defineCommand({
   summary: "judge the cluster's stored Gateways as the webhook would",
   flags: AUDIT_FLAGS,
   help: AUDIT_HELP,
-  usageHint: () => '\nRun `routability-webhook audit --help` for usage.',
+  usageHint: helpHint('audit'),
   options: auditOptionsFrom,
   run: async (options, { io, fail }) => {
     const resolved = await resolveContext({ ...options, fromCluster: true }, io.env);

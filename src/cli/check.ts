@@ -10,14 +10,14 @@ import { CHECK_FLAGS, CHECK_HELP, checkOptionsFrom } from '../check/options.js';
 import { summarize } from '../check/report.js';
 import { checkInputs } from '../check/run.js';
 import { readAll, writeLine } from '../io.js';
-import { defineCommand } from './command.js';
+import { defineCommand, helpHint } from './command.js';
 
 export const command = defineCommand({
   name: 'check',
   summary: 'check Gateway manifests offline (for CI pipelines)',
   flags: CHECK_FLAGS,
   help: CHECK_HELP,
-  usageHint: () => '\nRun `routability-webhook check --help` for usage.',
+  usageHint: helpHint('check'),
   positionals: { name: 'PATH' },
   options: checkOptionsFrom,
   run: async (options, { io, fail }) => {

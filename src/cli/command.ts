@@ -54,6 +54,10 @@ function wantsHelp(argv: readonly string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
 }
 
+/** The usage hint most commands print after a flag error: where their help is. */
+export const helpHint = (name: string) => (): string =>
+  `\nRun \`routability-webhook ${name} --help\` for usage.`;
+
 export function defineCommand<Defs extends FlagDefinitions, Options>(
   spec: CommandSpec<Defs, Options>,
 ): Command {

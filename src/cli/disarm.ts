@@ -10,7 +10,7 @@ import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { KubeClient } from '../kube/client.js';
 import { API_SERVER_FLAGS } from './cluster-flags.js';
-import { defineCommand, type CommandRun } from './command.js';
+import { defineCommand, helpHint, type CommandRun } from './command.js';
 
 export const DISARM_FLAGS = {
   kubeconfig: API_SERVER_FLAGS.kubeconfig,
@@ -90,7 +90,7 @@ export const command = defineCommand({
   summary: 'delete the admission objects first (uninstall without a blocking window)',
   flags: DISARM_FLAGS,
   help: HELP,
-  usageHint: () => '\nRun `routability-webhook disarm --help` for usage.',
+  usageHint: helpHint('disarm'),
   options: (f: Flags) => {
     const targets = targetsOf(f);
     if (targets.length === 0) return { ok: false, error: 'name at least one object to delete' };

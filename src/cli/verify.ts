@@ -12,7 +12,7 @@ import { errorMessage } from '../error-text.js';
 import { EXIT_OK, EXIT_VIOLATIONS, writeLine } from '../io.js';
 import type { StepResult, VerifySettings } from '../verify/run.js';
 import { API_SERVER_FLAGS } from './cluster-flags.js';
-import { defineCommand, type CommandRun } from './command.js';
+import { defineCommand, helpHint, type CommandRun } from './command.js';
 
 export const VERIFY_FLAGS = {
   kubeconfig: API_SERVER_FLAGS.kubeconfig,
@@ -85,7 +85,7 @@ export const command = defineCommand({
   summary: 'prove admission works on the current cluster (dry runs)',
   flags: VERIFY_FLAGS,
   help: HELP,
-  usageHint: () => '\nRun `routability-webhook verify --help` for usage.',
+  usageHint: helpHint('verify'),
   options: (f: Flags) => {
     if (f.namespace === '') return { ok: false, error: '--namespace: must not be empty' };
     if (f.webhook && f['webhook-name'] === '')
