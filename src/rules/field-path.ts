@@ -31,7 +31,11 @@ export class FieldPath {
 
   /** `/spec/addresses/0/value`, escaping `~` and `/` as RFC 6901 requires. */
   toPointer(): string {
-    return this.segments.map((s) => '/' + String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+    // Built by concatenation: every patched status write renders one path per address.
+    let out = '';
+    for (const segment of this.segments)
+      out += typeof segment === 'number' ? `/${segment}` : `/${pointerToken(segment)}`;
+    return out;
   }
 
   /** `spec.addresses[1].value` → `spec.addresses[1]`: the list entry a field belongs to. */
@@ -39,4 +43,10 @@ export class FieldPath {
     const cut = this.segments.findIndex((s) => typeof s === 'number');
     return cut < 0 ? this : new FieldPath(this.segments.slice(0, cut + 1));
   }
+}
+
+/** One RFC 6901 reference token; a name with neither `~` nor `/` (every field name) as it is. */
+function pointerToken(name: string): string {
+  if (!name.includes('~') && !name.includes('/')) return name;
+  return name.replaceAll('~', '~0').replaceAll('/', '~1');
 }

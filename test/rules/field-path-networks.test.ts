@@ -22,6 +22,9 @@ describe('FieldPath', () => {
       'metadata.annotations.a/b~c',
       '/metadata/annotations/a~1b~0c',
     ],
+    // Each character alone is escaped, and an escape already in the name is escaped again.
+    [FieldPath.root('a~b').index(2), 'a~b[2]', '/a~0b/2'],
+    [FieldPath.root('a/b').child('~1'), 'a/b.~1', '/a~1b/~01'],
   ])('renders %s both ways', (path, dotted, pointer) => {
     expect(path.toString()).toBe(dotted);
     expect(path.toPointer()).toBe(pointer);
