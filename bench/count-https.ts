@@ -15,10 +15,12 @@
  * (150 of each payload), --jobs N (servers measured at once, 2), --log-level L
  * (the webhook's, info), --node-args "…" (every server's Node flags, default
  * --single-threaded), --start-minutes N (how long a server may take to listen
- * under valgrind, 45). Writes bench/results/count-https.json.
+ * under valgrind, 45), --keep DIR (copy each server's callgrind dumps there,
+ * for callgrind_annotate: NAME.out.N, dump N + 1 the N-th payload's reviews).
+ * Writes bench/results/count-https.json.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
@@ -41,6 +43,7 @@ const { values: flags } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     'node-args': { type: 'string', default: '--single-threaded' },
     'start-minutes': { type: 'string', default: '45' },
+    keep: { type: 'string' },
   },
 });
 /**
@@ -122,6 +125,13 @@ async function measure(
   return Object.fromEntries(payloads.map((p, k) => [p.name, Math.round(totalOf(k + 2) / REVIEWS)]));
 }
 
+/** Copies the callgrind dumps (`NAME.out.N`) out of the temporary folder before it goes. */
+function keepDumps(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const f of readdirSync(from)) if (/\.out\.\d+$/.test(f)) copyFileSync(join(from, f), join(to, f));
+  console.log(`callgrind dumps kept in ${to}`);
+}
+
 async function main() {
   const selected = flags.payloads?.split(',');
   const payloads = benchPayloads().filter((p) => !selected || selected.includes(p.name));
@@ -142,6 +152,7 @@ async function main() {
     };
     await Promise.all(Array.from({ length: Math.max(1, Number(flags.jobs)) }, worker));
   } finally {
+    if (flags.keep) keepDumps(tmp.path, flags.keep);
     await tmp.remove();
   }
   console.log('\ninstructions per review over HTTPS (thousands):');

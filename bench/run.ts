@@ -24,7 +24,10 @@
  * --log-level L (webhook, default info), --node-args "…" (extra Node flags for
  * the webhook), --readiness-runs N (5), --no-engine, --pin CPU (the servers
  * on CPU, the load generator on the others; default: the last CPU when there
- * are two or more, `none` to not pin).
+ * are two or more, `none` to not pin), --prewarm S (before the first round,
+ * S seconds of load per server and payload, not measured: every server's JIT
+ * compilation settles first, as it has in a replica that has run for a while;
+ * default 0).
  */
 import autocannon, { type Result } from 'autocannon';
 import { execFileSync } from 'node:child_process';
@@ -69,6 +72,7 @@ const { values: flags } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     'readiness-runs': { type: 'string', default: '5' },
     'node-args': { type: 'string', default: '' },
+    prewarm: { type: 'string', default: '0' },
     variant: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -237,6 +241,34 @@ async function load(child: Child, p: BenchPayload, ca: string, expectBody: strin
   };
 }
 
+/**
+ * --prewarm: every server answers every payload for S seconds before the rounds, unmeasured.
+ * Without it the first rounds also measure the JIT compilation of a server just started,
+ * which costs the webhook (more code to compile) more than the baselines.
+ */
+async function prewarm(
+  servers: Partial<Record<string, Child>>,
+  active: readonly string[],
+  payloads: readonly BenchPayload[],
+  ca: string,
+): Promise<void> {
+  const seconds = Number(flags.prewarm);
+  if (!(seconds > 0)) return;
+  console.log(`prewarm: ${seconds} s per server and payload`);
+  for (const p of payloads)
+    for (const s of active)
+      await autocannon({
+        url: `https://127.0.0.1:${servers[s]!.port}${p.path}?timeout=10s`,
+        method: 'POST',
+        body: p.body,
+        headers: { 'content-type': 'application/json' },
+        connections: CONNECTIONS,
+        duration: seconds,
+        servername: 'localhost',
+        tlsOptions: { ca },
+      });
+}
+
 async function readiness(
   certs: { cert: string; key: string },
   logDir: string,
@@ -397,6 +429,8 @@ async function main() {
           (await post({ agent, port: servers[s]!.port, path: `${p.path}?timeout=10s`, body: p.body })).body,
         );
     agent.destroy();
+
+    await prewarm(servers, active, payloads, ca);
 
     const results: { payload: string; path: string; bytes: number; description: string; rounds: Round[] }[] =
       [];
