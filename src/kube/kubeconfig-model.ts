@@ -210,20 +210,21 @@ export class KubeConfig {
   }
 
   /**
-   * Adds another file's entries (KUBECONFIG's later files); a name defined
-   * twice is an error. `preserveContext` keeps this one's current-context.
+   * Adds another file's entries (KUBECONFIG's later files) as kubectl merges
+   * them: the first file to define a cluster, user or context name keeps it
+   * (k3s and kind name everything `default`, so two such files share names),
+   * and the first file to set current-context keeps it. Without
+   * `preserveContext` the other file's current-context replaces this one's.
    */
   mergeConfig(other: KubeConfig, preserveContext = false): void {
-    if (!preserveContext && other.currentContext) this.currentContext = other.currentContext;
-    const add = <T extends { name: string }>(mine: T[], theirs: readonly T[], kind: string): void => {
-      for (const item of theirs) {
-        if (mine.some((m) => m.name === item.name)) throw new Error(`Duplicate ${kind}: ${item.name}`);
-        mine.push(item);
-      }
+    if (other.currentContext && !(preserveContext && this.currentContext))
+      this.currentContext = other.currentContext;
+    const add = <T extends { name: string }>(mine: T[], theirs: readonly T[]): void => {
+      for (const item of theirs) if (!mine.some((m) => m.name === item.name)) mine.push(item);
     };
-    add(this.clusters, other.clusters, 'cluster');
-    add(this.users, other.users, 'user');
-    add(this.contexts, other.contexts, 'context');
+    add(this.clusters, other.clusters);
+    add(this.users, other.users);
+    add(this.contexts, other.contexts);
   }
 
   /** Sets TLS material, headers and basic auth on a request's options for the current context. */

@@ -115,7 +115,6 @@ describe('loadKubeconfig', () => {
 describe('readKubeconfig with KUBECONFIG naming several files', () => {
   it('reads the first, merges the others in order, and passes over one that does not exist', () => {
     const first = file('first', { cluster: 'one', server: 'https://one.example' });
-    // Names of its own: the client refuses a name both files define (kubectl would keep the first).
     const second = file('second', {
       cluster: 'two',
       server: 'https://two.example',
@@ -132,6 +131,42 @@ describe('readKubeconfig with KUBECONFIG naming several files', () => {
     // The first file's current-context is kept (kubectl's rule: the first file to set it wins).
     expect(kc.getCurrentContext()).toBe('x');
     expect(kc.getCurrentCluster()?.server).toBe('https://one.example');
+  });
+
+  it("keeps the first file's entry of a name both define, as kubectl does (two k3s files)", () => {
+    const first = file('k3s-a', {
+      cluster: 'default',
+      server: 'https://a.example',
+      context: 'default',
+      current: 'default',
+    });
+    const second = file('k3s-b', {
+      cluster: 'default',
+      server: 'https://b.example',
+      context: 'default',
+      current: 'default',
+    });
+    const kc = readKubeconfig({ kind: 'env', paths: [first, second] });
+    expect(kc.clusters.map((c) => [c.name, c.server])).toEqual([['default', 'https://a.example']]);
+    expect([kc.users.length, kc.contexts.length]).toEqual([1, 1]);
+    expect(kc.getCurrentCluster()?.server).toBe('https://a.example');
+    // The other order: the other file's entries win.
+    expect(readKubeconfig({ kind: 'env', paths: [second, first] }).getCurrentCluster()?.server).toBe(
+      'https://b.example',
+    );
+  });
+
+  it('takes current-context from a later file when the first sets none', () => {
+    const first = file('no-current', { cluster: 'one', current: '' });
+    const second = file('with-current', {
+      cluster: 'two',
+      server: 'https://two.example',
+      context: 'y',
+      current: 'y',
+    });
+    const kc = readKubeconfig({ kind: 'env', paths: [first, second] });
+    expect(kc.getCurrentContext()).toBe('y');
+    expect(kc.getCurrentCluster()?.server).toBe('https://two.example');
   });
 
   it('a first file that does not exist is an error (kubectl would skip it; the source named it first)', () => {

@@ -139,7 +139,7 @@ describe('a kubeconfig file', () => {
     expect(() => kc.loadFromFile(file(text))).toThrow(message);
   });
 
-  it('merges KUBECONFIG files: a name defined twice is an error, and the first current-context can stay', () => {
+  it('merges KUBECONFIG files: the first entry of a name stays, and the first current-context can stay', () => {
     const a = new KubeConfig();
     a.loadFromFile(kubeconfig('server: "https://a"', 'token: a'));
     const b = new KubeConfig();
@@ -149,7 +149,12 @@ describe('a kubeconfig file', () => {
     a.mergeConfig(b, true);
     expect(a.getCurrentContext()).toBe('x');
     expect(a.getCluster('d')?.server).toBe('https://d');
-    expect(() => a.mergeConfig(b)).toThrow('Duplicate cluster: d');
+    const other = new KubeConfig();
+    other.loadFromString('clusters: [{name: d, cluster: {server: "https://other"}}]\ncurrent-context: z\n');
+    a.mergeConfig(other);
+    expect(a.clusters.filter((c) => c.name === 'd').map((c) => c.server)).toEqual(['https://d']);
+    // Without preserveContext the merged file's current-context replaces this one's.
+    expect(a.getCurrentContext()).toBe('z');
   });
 });
 
