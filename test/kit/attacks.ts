@@ -4,13 +4,13 @@
  * RSS sampled from /proc. Used by test/reliability/hostile.test.ts (small
  * scale, in CI) and bench/attack.ts (`npm run bench -- attack`, larger scale).
  */
-import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Agent } from 'node:https';
 import { keepAliveAgent, post, reviewProblem, type Reply } from './webhook-client.js';
 import { createSmallReview, uidFor, type JsonObject } from './payloads.js';
 import { sleep } from './eventually.js';
+import { sampleMemoryParts } from './process-stats.js';
 
 /**
  * The V8 heap a 256 MiB pod gives Node: Node sizes V8 from the cgroup's memory
@@ -47,32 +47,6 @@ export interface AttackReport {
   /** HTTP statuses the attack's own requests got, by code. */
   readonly statuses: Record<string, number>;
   readonly notes: string[];
-}
-
-/** Samples VmRSS and RssAnon of `pid` every `everyMs` until stopped (MiB). */
-function sampleRss(pid: number, everyMs: number) {
-  const rss: number[] = [];
-  const anon: number[] = [];
-  const take = () => {
-    try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const mib = (field: string) =>
-        Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024;
-      rss.push(mib('VmRSS'));
-      anon.push(mib('RssAnon'));
-    } catch {
-      // the process is gone: no sample
-    }
-  };
-  take();
-  const timer = setInterval(take, everyMs);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      take();
-      return { rss, anon };
-    },
-  };
 }
 
 let ordinaryCount = 0;
@@ -125,7 +99,7 @@ export async function runAttack(
 ): Promise<AttackReport> {
   const statuses: Record<string, number> = {};
   const notes: string[] = [];
-  const memory = sampleRss(target.pid, 100);
+  const memory = sampleMemoryParts(target.pid, 100);
   const ordinary = ordinaryClient(target);
   await sleep(200);
   await attack(statuses, notes);
