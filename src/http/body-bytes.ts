@@ -4,10 +4,14 @@
  * size as each chunk comes, so a chunk is garbage as soon as it is copied and
  * the body is never joined a second time at the end. Measured with sixteen
  * 6 MB bodies: joining the chunks at the end made every body cost one more
- * full-size buffer, kept until V8 collects (docs/dev/reliability.md). Without a
- * length the chunks are kept and joined once.
+ * full-size buffer, kept until V8 collects (docs/dev/reliability.md). A body
+ * that comes in one chunk (most reviews: a TLS record holds 16 KB) is that
+ * chunk, neither allocated nor copied; the buffer is made when a second chunk
+ * comes. Without a length the chunks are kept and joined once.
  */
 export class BodyBytes {
+  /** The first chunk, while it is the only one: kept as it came. */
+  private first: Buffer | undefined;
   private whole: Buffer | undefined;
   private chunks: Buffer[] = [];
   private length = 0;
@@ -23,16 +27,30 @@ export class BodyBytes {
     const at = this.length;
     this.length += chunk.length;
     if (this.expected !== undefined && this.length <= this.expected && this.chunks.length === 0) {
-      // Allocated at the first chunk, not before: a request that never sends holds nothing.
-      this.whole ??= Buffer.allocUnsafe(this.expected);
+      if (at === 0) {
+        this.first = chunk;
+        return;
+      }
+      // Allocated at the second chunk, not before: a request that never sends holds nothing.
+      if (this.whole === undefined) {
+        this.whole = Buffer.allocUnsafe(this.expected);
+        this.first?.copy(this.whole, 0);
+        this.first = undefined;
+      }
       chunk.copy(this.whole, at);
-    } else this.chunks.push(chunk);
+    } else {
+      // More than declared (or no length): the first chunk joins the list, in order.
+      if (this.first !== undefined) this.chunks.push(this.first);
+      this.first = undefined;
+      this.chunks.push(chunk);
+    }
   }
 
   /** The body so far, as one buffer; the collector is empty afterwards. */
   take(): Buffer {
-    const { whole, chunks, length } = this;
+    const { first, whole, chunks, length } = this;
     this.clear();
+    if (first !== undefined) return first;
     if (whole === undefined) return Buffer.concat(chunks, length);
     // More bytes than declared cannot come through Node's parser; joined all the same if they did.
     if (chunks.length > 0)
@@ -41,6 +59,7 @@ export class BodyBytes {
   }
 
   clear(): void {
+    this.first = undefined;
     this.whole = undefined;
     this.chunks = [];
     this.length = 0;

@@ -52,10 +52,29 @@ describe('BodyBytes', () => {
     ).toBe(true);
   });
 
-  it('keeps bytes beyond the declared length too, in order', () => {
+  it.each([4, 10, 12])('keeps bytes beyond the declared length too, in order (%i-byte chunks)', (size) => {
     const declared = 10;
-    const body = collect(declared, chunksOf(whole, 4)).take();
+    const body = collect(declared, chunksOf(whole, size)).take();
     expect(body.equals(whole)).toBe(true);
+  });
+
+  it('gives back a body that came in one chunk as that chunk: nothing allocated or copied', () => {
+    const chunk = Buffer.from(whole);
+    const allocate = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      expect(collect(whole.length, [chunk]).take()).toBe(chunk);
+      expect(allocate).not.toHaveBeenCalled();
+    } finally {
+      allocate.mockRestore();
+    }
+  });
+
+  it('copies the first chunk once a second comes: changing it afterwards does not change the body', () => {
+    const [one, two] = chunksOf(whole, 40);
+    const bytes = collect(whole.length, [one!]);
+    bytes.append(two!);
+    one!.fill(0x20);
+    expect(bytes.take().subarray(0, 80).toString()).toBe(whole.subarray(0, 80).toString());
   });
 
   it('is empty after take() and after clear()', () => {
