@@ -134,18 +134,11 @@ describe('readKubeconfig with KUBECONFIG naming several files', () => {
   });
 
   it("keeps the first file's entry of a name both define, as kubectl does (two k3s files)", () => {
-    const first = file('k3s-a', {
-      cluster: 'default',
-      server: 'https://a.example',
-      context: 'default',
-      current: 'default',
-    });
-    const second = file('k3s-b', {
-      cluster: 'default',
-      server: 'https://b.example',
-      context: 'default',
-      current: 'default',
-    });
+    // k3s names its cluster, user and context `default`.
+    const k3s = (name: string, server: string) =>
+      file(name, { cluster: 'default', server, context: 'default', current: 'default' });
+    const first = k3s('k3s-a', 'https://a.example');
+    const second = k3s('k3s-b', 'https://b.example');
     const kc = readKubeconfig({ kind: 'env', paths: [first, second] });
     expect(kc.clusters.map((c) => [c.name, c.server])).toEqual([['default', 'https://a.example']]);
     expect([kc.users.length, kc.contexts.length]).toEqual([1, 1]);
