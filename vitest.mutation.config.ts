@@ -50,6 +50,7 @@ export default defineConfig({
       'test/http/caps.test.ts',
       'test/http/connection-guard.test.ts',
       'test/http/body-reader.test.ts',
+      'test/http/parse-json-body.test.ts',
       'test/http/certificate-watch.test.ts',
       'test/http/connection-eviction.test.ts',
       'test/http/json-depth.test.ts',
