@@ -1,6 +1,6 @@
 /**
  * The hostile-client attacks at the issue's full sizes, each against a fresh
- * server with the heap a 256 MiB pod gives Node (POD_NODE_ARGS), beside an ordinary client. Not run in CI:
+ * server with the heap the chart gives a replica (POD_NODE_ARGS), beside an ordinary client. Not run in CI:
  * `npm run bench -- attack` (a few minutes). 127.0.0.1 only.
  */
 import { readFile } from 'node:fs/promises';

@@ -4,23 +4,38 @@
  * RSS sampled from /proc. Used by test/reliability/hostile.test.ts (small
  * scale, in CI) and bench/attack.ts (`npm run bench -- attack`, larger scale).
  */
+import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Agent } from 'node:https';
 import { keepAliveAgent, post, reviewProblem, type Reply } from './webhook-client.js';
 import { createSmallReview, uidFor, type JsonObject } from './payloads.js';
 import { sleep } from './eventually.js';
 import { sampleMemoryParts } from './process-stats.js';
+import { repoRoot } from './server-process.js';
 
 /**
- * The V8 heap a 256 MiB pod gives Node: Node sizes V8 from the cgroup's memory
- * limit, and in `podman run --memory=256m` both Node 20 and Node 24 report a
- * heap_size_limit of 259 MiB, a 256 MiB old generation and 1 MiB semi-spaces.
- * These flags give the same limit on an unconstrained machine, where V8 would
+ * The V8 heap of a replica the chart runs: the chart's default
+ * `webhook.nodeOptions` (NODE_OPTIONS in the pod), read from its values.yaml so
+ * that the tests follow the chart. On an unconstrained machine V8 would
  * otherwise size itself from the host's memory (Node 24: 64 MiB of young
  * generation, which the pod never has) and collect far later than a replica.
+ * Without the flags Node sizes V8 from the cgroup: in `podman run
+ * --memory=256m` both Node 20 and Node 24 report a 256 MiB old generation and
+ * 1 MiB semi-spaces.
  */
-export const POD_NODE_ARGS: readonly string[] = ['--max-old-space-size=256', '--max-semi-space-size=1'];
+export const POD_NODE_ARGS: readonly string[] = chartNodeOptions();
+
+function chartNodeOptions(): string[] {
+  const values = readFileSync(
+    join(repoRoot(), 'charts', 'gateway-routability-webhook', 'values.yaml'),
+    'utf8',
+  );
+  const line = /^ {2}nodeOptions: "([^"]*)"$/m.exec(values);
+  if (!line) throw new Error('charts/gateway-routability-webhook/values.yaml: no webhook.nodeOptions line');
+  return line[1]!.split(' ').filter(Boolean);
+}
 
 export interface AttackTarget {
   readonly port: number;

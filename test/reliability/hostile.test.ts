@@ -7,7 +7,7 @@
  * The bound: the chart's memory limit is 256 MiB; a pod near its limit is
  * OOM-killed without warning, and V8 needs room to collect garbage, so a
  * replica must stay at three quarters of it (192 MiB) under any one attack.
- * Idle RSS is about 80 MiB. The server runs with the heap a 256 MiB pod gives it (POD_NODE_ARGS).
+ * Idle RSS is about 80 MiB. The server runs with the heap the chart gives a replica (POD_NODE_ARGS).
  *
  * Scales here are chosen to run in about a minute on 2 cores; `npm run bench -- attack`
  * runs the issue's full sizes (bench/attack.ts) and docs/dev/reliability.md has both.
