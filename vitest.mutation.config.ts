@@ -11,7 +11,7 @@ import { defineConfig } from 'vitest/config';
  * Stryker runs a mutant's covering test files one after the other and stops at
  * the first failure (bail), so the order decides how long a killed mutant
  * costs. Vitest's own order runs the longest file first (best for a full run
- * on many workers, worst here): test/kube/watch-timeouts.test.ts (16 s)
+ * on many workers, worst here): test/kube/watch-grace.test.ts (16 s)
  * before the watch tests that kill most src/kube/watch.ts mutants in 1 s,
  * test/policy/params-states.test.ts (17 s of CEL) before the equality tests.
  * This order is: the file that failed in the last run first (the previous
@@ -86,6 +86,7 @@ export default defineConfig({
       'test/policy/kube-cel.test.ts',
       'test/policy/params-states.test.ts',
       'test/policy/chart-form.test.ts',
+      'test/policy/docs-examples.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',
