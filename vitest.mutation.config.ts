@@ -87,6 +87,7 @@ export default defineConfig({
       'test/policy/params-states.test.ts',
       'test/policy/chart-form.test.ts',
       'test/policy/docs-examples.test.ts',
+      'test/policy/manifest.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',
