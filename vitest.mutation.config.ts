@@ -88,6 +88,7 @@ export default defineConfig({
       'test/policy/chart-form.test.ts',
       'test/policy/docs-examples.test.ts',
       'test/policy/manifest.test.ts',
+      'test/policy/cel.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',
