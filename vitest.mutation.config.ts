@@ -89,6 +89,7 @@ export default defineConfig({
       'test/policy/docs-examples.test.ts',
       'test/policy/manifest.test.ts',
       'test/policy/cel.test.ts',
+      'test/policy/rule-messages.test.ts',
       'test/inputs/**/*.test.ts',
       'test/server/**/*.test.ts',
       'src/**/*.test.ts',
