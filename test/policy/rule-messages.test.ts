@@ -64,6 +64,36 @@ describe('RoutabilityMismatch in the policy', () => {
   });
 });
 
+describe('AddressesAssignedInconsistent in the policy', () => {
+  const assigned = (reason: string) => [
+    { type: 'AddressesAssigned', status: 'False', reason, message: 'waiting' },
+    { type: 'Programmed', status: 'True', reason: 'Programmed' },
+  ];
+  const judged = (object: unknown, oldObject: unknown) => {
+    const request = statusUpdate(object, oldObject);
+    const engine = validateGateway(request, ctx).violations.filter(
+      (f) => f.code === 'AddressesAssignedInconsistent',
+    );
+    const policy = generatePolicies(settings).flatMap((generated) =>
+      evaluatePolicy(generated, request, paramsConfigMap(ctx.ranges)).failures.filter(
+        (f) => generated.rules[f.index]!.code === 'AddressesAssignedInconsistent',
+      ),
+    );
+    return { engine: engine.length, policy: policy.length };
+  };
+
+  it('an inconsistent pair is judged when it changes, not when the stored one is the same (ratcheting)', () => {
+    const spec = [ip('10.0.0.1', 'Cluster')];
+    const bad = baseGateway({ spec, conditions: assigned('NotAssigned') });
+    expect(judged(bad, baseGateway({ spec }))).toEqual({ engine: 1, policy: 1 });
+    expect(judged(bad, baseGateway({ spec, conditions: assigned('Pending') }))).toEqual({
+      engine: 1,
+      policy: 1,
+    });
+    expect(judged(bad, bad)).toEqual({ engine: 0, policy: 0 });
+  });
+});
+
 describe('every rule of the policy', () => {
   it('has its catalogue severity, and a static message naming its list and field', () => {
     for (const revision of ['provisional', 'experimental'] as const) {
