@@ -93,7 +93,7 @@ describe('a watch stream', () => {
   it('sends no fieldSelector when there is none', async () => {
     const s = start();
     await s.informer.start();
-    expect(Object.keys(s.opened[0]!.request.query)).not.toContain('fieldSelector');
+    expect(Object.keys(s.opened[0]!.request.query ?? {})).not.toContain('fieldSelector');
     s.stop();
   });
 
@@ -131,7 +131,7 @@ describe('a watch stream', () => {
     expect(s.errors).toEqual([]);
     expect(s.lists()).toBe(2);
     expect(s.opened).toHaveLength(2);
-    expect(s.opened[1]!.request.query['resourceVersion']).toBe('20');
+    expect(s.opened[1]!.request.query?.['resourceVersion']).toBe('20');
     s.opened[1]!.body.write(line('ADDED', obj('b', '21')));
     s.opened[1]!.body.end(line('ERROR', { kind: 'Status', code: 410 }));
     await settle();
@@ -164,7 +164,7 @@ describe('a watch stream', () => {
     await settle();
     expect(s.errors).toEqual([]);
     expect(s.opened).toHaveLength(2);
-    expect(s.opened[1]!.request.query['resourceVersion']).toBe('11');
+    expect(s.opened[1]!.request.query?.['resourceVersion']).toBe('11');
     // No event, but a whole second: watched again.
     vi.setSystemTime(Date.now() + 1_000);
     s.opened[1]!.body.end();
@@ -185,7 +185,7 @@ describe('a watch stream', () => {
     s.opened[0]!.body.end(line('BOOKMARK', { metadata: { resourceVersion: '15' } }));
     await settle();
     expect(s.errors).toEqual([]);
-    expect(s.opened[1]!.request.query['resourceVersion']).toBe('15');
+    expect(s.opened[1]!.request.query?.['resourceVersion']).toBe('15');
     s.stop();
   });
 
