@@ -11,7 +11,7 @@ import { validation } from '../../src/policy/generate.js';
 import { generatePolicies, paramsConfigMap, type PolicySettings } from '../../src/policy/index.js';
 import { policyRules } from '../../src/policy/policy-rules.js';
 import { CATALOGUE, validateGateway } from '../../src/rules/index.js';
-import { baseGateway, context, statusUpdate, type Address } from '../kit/gateways.js';
+import { baseGateway, context, create, statusUpdate, type Address } from '../kit/gateways.js';
 import { evaluatePolicy } from '../kit/policy-eval.js';
 
 const ctx = context();
@@ -91,6 +91,93 @@ describe('AddressesAssignedInconsistent in the policy', () => {
       policy: 1,
     });
     expect(judged(bad, bad)).toEqual({ engine: 0, policy: 0 });
+  });
+});
+
+/** Per code, the policy's message and the engine's first, for one write under the settings. */
+function perCode(
+  request: ReturnType<typeof create>,
+  over: Partial<PolicySettings> = {},
+): { policy: Map<string, string>; engine: Map<string, string> } {
+  const s = { ...settings, ...over };
+  const c = context({ clusterDomain: s.clusterDomain, allowedRoutability: s.allowedRoutability });
+  const engine = new Map<string, string>();
+  const result = validateGateway(request, c);
+  for (const f of [...result.violations, ...result.warned])
+    if (!engine.has(f.code)) engine.set(f.code, f.message);
+  const policy = new Map<string, string>();
+  for (const generated of generatePolicies(s)) {
+    const verdict = evaluatePolicy(generated, request, paramsConfigMap(c.ranges));
+    expect(verdict.errors).toEqual([]);
+    for (const f of verdict.failures) {
+      const code = generated.rules[f.index]!.code;
+      if (!policy.has(code)) policy.set(code, f.message);
+    }
+  }
+  return { policy, engine };
+}
+
+const host = (value: string, routability?: string): Address => ({
+  type: 'Hostname',
+  value,
+  ...(routability === undefined ? {} : { routability }),
+});
+
+describe('the per-entry rules in the policy: the engine’s message word for word', () => {
+  const cases: [string, Address, string, Partial<PolicySettings>?][] = [
+    ['a bad IP asked as Cluster', ip('10.0.0.300', 'Cluster'), 'AddressValueInvalid'],
+    ['a bad IP asked as External', ip('10.0.0.300', 'External'), 'AddressValueInvalid'],
+    ['a bad IP, routability unset', ip('10.0.0.300'), 'AddressValueInvalid'],
+    [
+      'a service-range IP asked as External',
+      ip('10.96.0.10', 'External'),
+      'ExternalAddressInsideServiceRange',
+    ],
+    ['a service-range IP, routability unset', ip('10.96.0.10'), 'ExternalAddressInsideServiceRange'],
+    [
+      'a cluster-domain name asked as External',
+      host('web.cluster.local', 'External'),
+      'ExternalHostnameInClusterDomain',
+    ],
+    [
+      'a cluster-domain name, routability unset',
+      host('web.cluster.local'),
+      'ExternalHostnameInClusterDomain',
+    ],
+    ['the cluster domain itself, fully qualified', host('cluster.local.'), 'ExternalHostnameInClusterDomain'],
+    [
+      'a cluster domain given with a dot and capitals',
+      host('web.Example.Internal'),
+      'ExternalHostnameInClusterDomain',
+      { clusterDomain: 'Example.Internal.' },
+    ],
+  ];
+  it.each(cases)('%s', (_, entry, code, over) => {
+    // An unset routability is read as External in status only (provisional); in spec it is the implementation's.
+    const status = statusUpdate(baseGateway({ status: [entry] }), baseGateway());
+    const spec = create(baseGateway({ spec: [entry] }));
+    for (const request of entry['routability'] === undefined ? [status] : [spec, status]) {
+      const { policy, engine } = perCode(request, over);
+      expect(engine.get(code), request.subResource).toBeDefined();
+      expect(policy.get(code), request.subResource).toBe(engine.get(code));
+    }
+  });
+
+  it('a fully qualified name outside the cluster domain is no finding', () => {
+    for (const value of ['web.example.com.', 'cluster.local.example.', 'notcluster.local.']) {
+      const { policy, engine } = perCode(create(baseGateway({ spec: [host(value, 'External')] })));
+      expect([...engine.keys()], value).toEqual([]);
+      expect([...policy.keys()], value).toEqual([]);
+    }
+  });
+
+  it('an allow-list names its values sorted', () => {
+    const allowedRoutability = new Set(['example.com/Zeta', 'example.com/Alpha']);
+    const request = create(baseGateway({ spec: [ip('203.0.113.1', 'example.com/Other')] }));
+    const { policy, engine } = perCode(request, { allowedRoutability });
+    const code = [...engine.keys()].find((k) => k !== 'RoutabilityMismatch')!;
+    expect(engine.get(code)).toMatch(/example\.com\/Alpha.*example\.com\/Zeta/);
+    expect(policy.get(code)).toBe(engine.get(code));
   });
 });
 
