@@ -254,6 +254,42 @@ describe('the informer', () => {
     expect(listed()).toBe(1);
   });
 
+  it('objects without metadata or resourceVersion: keyed by "", null versions always an update', async () => {
+    const bare = {} as KubernetesObject;
+    const { informer, watch, events, listed } = setup([
+      { metadata: { resourceVersion: '1' }, items: [bare] },
+    ]);
+    await informer.start();
+    expect(informer.get('')).toBe(bare);
+    const nullVersion = { metadata: { name: 'n', resourceVersion: null } } as unknown as KubernetesObject;
+    const again = { metadata: { name: 'n', resourceVersion: null } } as unknown as KubernetesObject;
+    watch.last().send('ADDED', nullVersion);
+    watch.last().send('MODIFIED', again);
+    const versioned = obj('', '5');
+    watch.last().send('MODIFIED', versioned);
+    expect(events.map(([e]) => e)).toEqual(['add', 'add', 'update', 'update']);
+    expect(informer.get('')).toBe(versioned);
+    // A bookmark without a resourceVersion: no version to watch from, so the next cycle lists.
+    watch.last().send('BOOKMARK', {});
+    watch.last().end(null);
+    await settle();
+    expect(listed()).toBe(2);
+    expect(watch.last().query['resourceVersion']).toBe('1');
+  });
+
+  it('a delete leaves the namespace’s other objects; one of an unknown namespace is nothing', async () => {
+    const { informer, watch, events } = setup([{ metadata: { resourceVersion: '1' }, items: [] }]);
+    await informer.start();
+    watch.last().send('ADDED', obj('a', '2', 'ns'));
+    watch.last().send('ADDED', obj('b', '3', 'ns'));
+    watch.last().send('DELETED', obj('a', '4', 'ns'));
+    watch.last().send('DELETED', obj('a', '5', 'elsewhere'));
+    expect(events.map(([e]) => e)).toEqual(['add', 'add', 'delete']);
+    expect(informer.get('b', 'ns')?.metadata?.resourceVersion).toBe('3');
+    watch.last().send('ADDED', obj('c', '6', 'ns'));
+    expect(names(informer)).toEqual(['b', 'c']);
+  });
+
   it('a listener added twice is called twice; one that adds another does not call the new one this time', async () => {
     const { informer, watch } = setup([{ metadata: { resourceVersion: '1' }, items: [] }]);
     const seen: string[] = [];
