@@ -40,7 +40,12 @@ interface Started {
 }
 
 function start(
-  opts: { backoff?: Partial<BackoffOptions>; fieldSelector?: string; versions?: string[] } = {},
+  opts: {
+    backoff?: Partial<BackoffOptions>;
+    fieldSelector?: string;
+    versions?: string[];
+    withoutOnAbsent?: boolean;
+  } = {},
 ): Started {
   const { logger, lines } = capturingLogger();
   const registry = new Registry();
@@ -73,7 +78,7 @@ function start(
     versions: opts.versions ?? ['v1', 'v1beta1'],
     ...(opts.fieldSelector === undefined ? {} : { fieldSelector: opts.fieldSelector }),
     onChange: () => changes++,
-    onAbsent: () => absents++,
+    ...(opts.withoutOnAbsent ? {} : { onAbsent: () => absents++ }),
     logger,
     metrics,
     random: () => 0.5,
@@ -173,12 +178,13 @@ describe('the resource watcher', () => {
     expect(s.watch.health().restarts).toBe(0);
   });
 
-  it('one version, not served: absent at once, with that version named', async () => {
+  it('one version, not served: absent at once, with that version named (no onAbsent needed)', async () => {
     fake = await FakeApiServer.start();
     fake.serveVersions('servicecidrs', ['v1beta1']);
-    const s = start({ versions: ['v1'] });
+    const s = start({ versions: ['v1'], withoutOnAbsent: true });
     await eventually(() => s.watch.state() === 'absent', 'absent');
     expect(s.watch.lastError()).toBe('none of networking.k8s.io/v1 is served (404)');
+    expect(s.watch.health().nextRetryInMs).toBeGreaterThan(0);
     expect(msgs(s.lines)).not.toContain('API version not served (404); trying the next one');
   });
 
@@ -202,6 +208,8 @@ describe('the resource watcher', () => {
     ]);
     expect(s.watch.health().restarts).toBe(2);
     expect(await metric(s.registry, 'restarts')).toBe(2);
+    // An HTTP error is no bad answer: that counter stays without a series.
+    expect((await s.registry.getSingleMetric('bad')!.get()).values).toEqual([]);
     expect(s.watch.lastError()).toBeUndefined();
     expect(s.lines.filter((l) => l.msg === 'watch synced')).toHaveLength(1);
   });
