@@ -31,8 +31,11 @@ const BREAK = {
   // keeps break 90 for both.
   // Issue 40, in parts (not the whole folders): kubeconfig files 96.03, client.ts lines 1-180 85.26;
   // policy's cel.ts 60.00; the rest stopped or not run.
-  'src/kube': 0,
-  'src/policy': 0,
+  // Issue 40's second pass (2026-12-04, src/ of main 48db18e, docs/dev/testing.md): pooled over the
+  // files measured, src/kube 88.38 (all but client.ts and the three kubeconfig files of the
+  // first pass), src/policy 96.42 (all but cel-rules.ts lines 1-130, cel.ts and the two small ones).
+  'src/kube': 80,
+  'src/policy': 90,
   'src/inputs': 90,
   'src/server': 78,
 };
