@@ -133,7 +133,7 @@ describe('kubeconfig documents', () => {
     expect(kc.getCurrentCluster()?.server).toBe('https://:');
   });
 
-  it('merging: the other file’s current-context unless kept, and a name defined twice refused', () => {
+  it('merging: the other file’s current-context unless kept, and the first entry of a name kept', () => {
     const a = () =>
       loaded(
         `${CLUSTER}\nusers: [{name: u}]\ncontexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x`,
@@ -149,10 +149,17 @@ describe('kubeconfig documents', () => {
     none.mergeConfig(other('users: [{name: v}]'));
     expect(none.getCurrentContext()).toBe('x');
     expect(none.users.map((u) => u.name)).toEqual(['u', 'v']);
-    expect(() => a().mergeConfig(other('users: [{name: u}]'))).toThrow(new Error('Duplicate user: u'));
-    expect(() => a().mergeConfig(other('contexts: [{name: x, context: {cluster: c}}]'))).toThrow(
-      new Error('Duplicate context: x'),
+    // A name both define keeps this file's entry, as kubectl does (two k3s files name all `default`).
+    const twice = a();
+    twice.mergeConfig(
+      other(
+        'clusters: [{name: c, cluster: {server: "https://other"}}]\nusers: [{name: u, user: {token: t2}}]\n' +
+          'contexts: [{name: x, context: {cluster: c, namespace: n2}}]',
+      ),
     );
-    expect(() => a().mergeConfig(other(CLUSTER))).toThrow(new Error('Duplicate cluster: c'));
+    expect([twice.clusters.length, twice.users.length, twice.contexts.length]).toEqual([1, 1, 1]);
+    expect(twice.getCurrentCluster()?.server).not.toBe('https://other');
+    expect(twice.getCurrentUser()?.token).toBeUndefined();
+    expect(twice.getContextObject('x')?.namespace).toBeUndefined();
   });
 });
