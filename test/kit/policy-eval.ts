@@ -7,12 +7,21 @@
  * is not a usable string, its message); an evaluation error is an error,
  * which failurePolicy Fail turns into a denial.
  */
-import type { GeneratedPolicy } from '../../src/policy/index.js';
+import type { GeneratedPolicy, PolicySettings } from '../../src/policy/index.js';
 import type { GatewayRequest } from '../../src/rules/index.js';
 import { evalKubeCel } from './kube-cel.js';
 
 /** The parts of an admission request a policy reads: the engine's request shape. */
 export type AdmissionInput = GatewayRequest;
+
+/** The policy settings the generator tests vary one field at a time. */
+export const BASE_POLICY_SETTINGS: PolicySettings = {
+  revision: 'provisional',
+  specPolicy: 'enforce',
+  statusPolicy: 'warn',
+  clusterDomain: 'cluster.local',
+  allowedRoutability: new Set(['example.com/CorpWan']),
+};
 
 export interface Failure {
   /** Index of the validation in the policy. */

@@ -24,15 +24,9 @@ import { storedGatewayCrd } from '../kit/gateway-crd.js';
 import { GATEWAY_CRD_NAME } from '../../src/crd/patch.js';
 import { baseGateway, context, create, DUAL_STACK, ranges, statusUpdate } from '../kit/gateways.js';
 import { estimateCost, PER_EXPRESSION_LIMIT, PER_BINDING_LIMIT } from '../kit/cel-cost.js';
-import { evaluatePolicy } from '../kit/policy-eval.js';
+import { BASE_POLICY_SETTINGS, evaluatePolicy } from '../kit/policy-eval.js';
 
-const BASE: PolicySettings = {
-  revision: 'provisional',
-  specPolicy: 'enforce',
-  statusPolicy: 'warn',
-  clusterDomain: 'cluster.local',
-  allowedRoutability: new Set(['example.com/CorpWan']),
-};
+const BASE = BASE_POLICY_SETTINGS;
 
 const ALL_SETTINGS: PolicySettings[] = (['provisional', 'experimental'] as const).flatMap((revision) =>
   (['enforce', 'warn'] as const).flatMap((specPolicy) =>

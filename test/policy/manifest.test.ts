@@ -15,18 +15,12 @@ import {
   paramsConfigMap,
   paramsData,
   policyManifest,
-  type PolicySettings,
 } from '../../src/policy/index.js';
 import { policyRules } from '../../src/policy/policy-rules.js';
 import { ranges } from '../kit/gateways.js';
+import { BASE_POLICY_SETTINGS } from '../kit/policy-eval.js';
 
-const BASE: PolicySettings = {
-  revision: 'provisional',
-  specPolicy: 'enforce',
-  statusPolicy: 'warn',
-  clusterDomain: 'cluster.local',
-  allowedRoutability: new Set(['example.com/CorpWan']),
-};
+const BASE = BASE_POLICY_SETTINGS;
 
 /** A generated policy's annotations. */
 const annotations = (policy: unknown): Record<string, string> =>
