@@ -117,6 +117,26 @@ function pendingPrefetch() {
 }
 
 describe('admission routes', () => {
+  it('lets go of the parsed review once it is answered, before the answer is written', async () => {
+    for (const p of [undefined, pendingPrefetch()]) {
+      const a = app(p?.prefetch);
+      const bodies: unknown[] = [];
+      a.webhook.addHook('onSend', (request, _reply, payload, done) => {
+        bodies.push(request.body);
+        done(null, payload);
+      });
+      const answer = a.post('/validate');
+      if (p) {
+        while (p.ends.length === 0) await new Promise((r) => setImmediate(r));
+        p.ends[0]!();
+      }
+      const res = await answer;
+      expect(JSON.parse(res.body).response.allowed).toBe(true);
+      expect(bodies).toEqual([undefined]);
+      await a.webhook.close();
+    }
+  });
+
   it('counts a request in flight from its arrival to its answer', async () => {
     const p = pendingPrefetch();
     const a = app(p.prefetch);
