@@ -204,21 +204,28 @@ function machine() {
   };
 }
 
+/** What every autocannon run sends: the payload's reviews to `child` over HTTPS, CONNECTIONS at once. */
+function reviewsTo(child: Child, p: BenchPayload, ca: string) {
+  return {
+    url: `https://127.0.0.1:${child.port}${p.path}?timeout=10s`,
+    method: 'POST' as const,
+    body: p.body,
+    headers: { 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+    servername: 'localhost',
+    tlsOptions: { ca },
+  };
+}
+
 /** One autocannon run against `child`; the expected body makes every wrong answer a mismatch. */
 async function load(child: Child, p: BenchPayload, ca: string, expectBody: string): Promise<RunFigure> {
   const memory = sampleMemory(child.pid, 200);
   const cpuAtStart = cpuMsOf(child.pid);
   const result: Result = await autocannon({
-    url: `https://127.0.0.1:${child.port}${p.path}?timeout=10s`,
-    method: 'POST',
-    body: p.body,
-    headers: { 'content-type': 'application/json' },
-    connections: CONNECTIONS,
+    ...reviewsTo(child, p, ca),
     pipelining: 1,
     duration: DURATION,
     timeout: 10,
-    servername: 'localhost',
-    tlsOptions: { ca },
     expectBody,
     warmup: { duration: 1, connections: CONNECTIONS },
   });
@@ -256,17 +263,7 @@ async function prewarm(
   if (!(seconds > 0)) return;
   console.log(`prewarm: ${seconds} s per server and payload`);
   for (const p of payloads)
-    for (const s of active)
-      await autocannon({
-        url: `https://127.0.0.1:${servers[s]!.port}${p.path}?timeout=10s`,
-        method: 'POST',
-        body: p.body,
-        headers: { 'content-type': 'application/json' },
-        connections: CONNECTIONS,
-        duration: seconds,
-        servername: 'localhost',
-        tlsOptions: { ca },
-      });
+    for (const s of active) await autocannon({ ...reviewsTo(servers[s]!, p, ca), duration: seconds });
 }
 
 async function readiness(
